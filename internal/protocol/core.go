@@ -1,0 +1,105 @@
+package protocol
+
+import (
+	"math/rand/v2"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Replica is the replica side of a protocol.
+type Replica interface {
+	// Step consumes one message that arrived from node from.
+	Step(from wire.NodeID, m wire.Message)
+	// Tick advances the core's logical clock by one tick.
+	Tick()
+	// Flush hands the operations gathered since the last flush to the log
+	// as one batch. Drivers call it when the batch delay expires.
+	Flush()
+	// Ready returns what the core wants sent. The slice is valid until
+	// Advance.
+	Ready() []wire.Envelope
+	// Advance tells the core its last Ready was handled.
+	Advance()
+	// Status reports the core's view for monitoring and tests.
+	Status() Status
+}
+
+// Status is a replica's externally visible state.
+type Status struct {
+	ID      wire.NodeID
+	Leader  wire.NodeID
+	Term    uint64
+	Commit  uint64
+	Applied uint64
+	// Digest summarises the applied key-value state; equal digests at equal
+	// applied indexes mean equal states.
+	Digest uint64
+}
+
+// ReplicaConfig is what every replica core is built from.
+type ReplicaConfig struct {
+	ID    wire.NodeID
+	Peers []wire.NodeID // all replicas, including ID
+	// ElectionTicks is the base election timeout; followers wait a random
+	// timeout in [ElectionTicks, 2*ElectionTicks) drawn from Rand.
+	ElectionTicks  int
+	HeartbeatTicks int
+	Rand           *rand.Rand
+	// Bootstrap starts the replica with Peers as the initial configuration;
+	// a replica restarted on surviving state leaves it false.
+	Bootstrap bool
+}
+
+// Completion reports the end of one client operation.
+type Completion struct {
+	ID    wire.OpID
+	Found bool
+	Value []byte
+	// Slot is the log index the operation took (0 when unknown, e.g. a
+	// weak read answered from a cache).
+	Slot uint64
+	// Path says how the operation completed.
+	Path Path
+}
+
+// Path classifies how an operation completed, for the benchmark's fast-path
+// ratio and for diagnosis.
+type Path uint8
+
+const (
+	PathFast Path = iota + 1 // one round trip on the CURP fast path
+	PathSlow                 // waited for commit and execution
+	PathWeak                 // weak operation
+)
+
+func (p Path) String() string {
+	switch p {
+	case PathFast:
+		return "fast"
+	case PathSlow:
+		return "slow"
+	case PathWeak:
+		return "weak"
+	}
+	return "unknown"
+}
+
+// Client is the client side of a protocol, serving many sessions of one
+// client process.
+type Client interface {
+	// Submit starts an operation of a session and returns its identity.
+	// op.ID is assigned by the core.
+	Submit(session uint64, op wire.Op) wire.OpID
+	// Cancel forgets an operation the caller no longer waits for. Whether
+	// it took effect stays unknown.
+	Cancel(id wire.OpID)
+	// Step consumes one message that arrived from node from.
+	Step(from wire.NodeID, m wire.Message)
+	// Tick advances the core's logical clock; operations unanswered for
+	// too long are re-sent with the same identity.
+	Tick()
+	// Ready returns messages to send and operations completed since the
+	// last Advance. Both slices are valid until Advance.
+	Ready() ([]wire.Envelope, []Completion)
+	Advance()
+}

@@ -1,0 +1,296 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// MaxFrame bounds a frame's payload; a longer length prefix is treated as
+// garbage rather than trusted with an allocation.
+const MaxFrame = 64 << 20
+
+// FrameHeader is the size of a frame's length prefix.
+const FrameHeader = 4
+
+// ErrTruncated reports input that ended inside a message.
+var ErrTruncated = errors.New("wire: truncated message")
+
+// AppendFrame appends m as one frame (length prefix and payload) to b.
+func AppendFrame(b []byte, m Message) []byte {
+	start := len(b)
+	b = append(b, 0, 0, 0, 0)
+	b = Append(b, m)
+	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-FrameHeader))
+	return b
+}
+
+// FrameLen reads a frame header and returns the payload length that follows.
+func FrameLen(hdr []byte) (int, error) {
+	n := binary.LittleEndian.Uint32(hdr)
+	if n == 0 || n > MaxFrame {
+		return 0, fmt.Errorf("wire: bad frame length %d", n)
+	}
+	return int(n), nil
+}
+
+// Append appends m's encoding (type byte and payload) to b.
+func Append(b []byte, m Message) []byte {
+	b = append(b, byte(m.Type()))
+	return m.appendPayload(b)
+}
+
+// Decode decodes one message. The result never aliases b.
+func Decode(b []byte) (Message, error) {
+	if len(b) == 0 {
+		return nil, ErrTruncated
+	}
+	d := decoder{buf: b[1:]}
+	var m Message
+	switch Type(b[0]) {
+	case TypeHello:
+		h := new(Hello)
+		h.decode(&d)
+		m = h
+	case TypeRaft:
+		r := new(Raft)
+		r.decode(&d)
+		m = r
+	case TypeRequest:
+		r := new(Request)
+		r.decode(&d)
+		m = r
+	case TypeReply:
+		r := new(Reply)
+		r.decode(&d)
+		m = r
+	default:
+		return nil, fmt.Errorf("wire: unknown message type %d", b[0])
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("wire: decoding %v: %w", Type(b[0]), d.err)
+	}
+	if len(d.buf) != 0 {
+		return nil, fmt.Errorf("wire: %d trailing bytes after %v", len(d.buf), Type(b[0]))
+	}
+	return m, nil
+}
+
+// decoder reads primitives from buf; the first error sticks and later reads
+// return zero values, so message decoders stay linear.
+type decoder struct {
+	buf []byte
+	err error
+}
+
+func (d *decoder) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+	d.buf = nil
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.buf)
+	if n <= 0 {
+		d.fail(ErrTruncated)
+		return 0
+	}
+	d.buf = d.buf[n:]
+	return v
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.buf) == 0 {
+		d.fail(ErrTruncated)
+		return 0
+	}
+	c := d.buf[0]
+	d.buf = d.buf[1:]
+	return c
+}
+
+// count reads a collection length and rejects one that cannot fit in the
+// remaining input, given each element takes at least minSize bytes.
+func (d *decoder) count(minSize int) int {
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.buf)/minSize) {
+		d.fail(fmt.Errorf("wire: count %d exceeds input", n))
+		return 0
+	}
+	return int(n)
+}
+
+// bytes returns a copy of a length-prefixed byte string (nil when empty).
+func (d *decoder) bytes() []byte {
+	v := d.bytesAlias()
+	if len(v) == 0 {
+		return nil
+	}
+	return append([]byte(nil), v...)
+}
+
+// bytesAlias returns a length-prefixed byte string aliasing the input.
+func (d *decoder) bytesAlias() []byte {
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.buf)) {
+		d.fail(ErrTruncated)
+		return nil
+	}
+	v := d.buf[:n]
+	d.buf = d.buf[n:]
+	return v
+}
+
+func appendBytes(b, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+func appendOpID(b []byte, id OpID) []byte {
+	b = binary.AppendUvarint(b, id.Session)
+	return binary.AppendUvarint(b, id.Seq)
+}
+
+func (d *decoder) opID() OpID {
+	return OpID{Session: d.uvarint(), Seq: d.uvarint()}
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+func (d *decoder) bool() bool {
+	switch d.byte() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	d.fail(errors.New("wire: bad bool"))
+	return false
+}
+
+func (h *Hello) appendPayload(b []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(h.From))
+	return binary.AppendUvarint(b, uint64(h.Site))
+}
+
+func (h *Hello) decode(d *decoder) {
+	h.From = NodeID(d.uvarint())
+	site := d.uvarint()
+	if site > 1<<31 {
+		d.fail(fmt.Errorf("wire: site %d out of range", site))
+	}
+	h.Site = uint32(site)
+}
+
+func appendOp(b []byte, o *Op) []byte {
+	b = appendOpID(b, o.ID)
+	b = append(b, byte(o.Level), byte(o.Kind))
+	b = binary.AppendUvarint(b, o.Key)
+	return appendBytes(b, o.Value)
+}
+
+func (d *decoder) op(o *Op) {
+	o.ID = d.opID()
+	o.Level = Level(d.byte())
+	o.Kind = OpKind(d.byte())
+	if d.err == nil && (o.Level > Weak || o.Kind > Put) {
+		d.fail(fmt.Errorf("wire: bad level %d or kind %d", o.Level, o.Kind))
+	}
+	o.Key = d.uvarint()
+	o.Value = d.bytes()
+}
+
+// AppendOp appends the encoding of an operation alone, as the log stores it.
+func AppendOp(b []byte, o *Op) []byte { return appendOp(b, o) }
+
+// DecodeOp decodes an operation encoded by AppendOp. Value is copied.
+func DecodeOp(b []byte, o *Op) error {
+	d := decoder{buf: b}
+	d.op(o)
+	if d.err == nil && len(d.buf) != 0 {
+		d.err = fmt.Errorf("wire: %d trailing bytes after op", len(d.buf))
+	}
+	return d.err
+}
+
+func (r *Request) appendPayload(b []byte) []byte {
+	b = appendOp(b, &r.Op)
+	b = binary.AppendUvarint(b, r.AckedBelow)
+	b = binary.AppendUvarint(b, r.PrevWeak)
+	return append(b, byte(r.Flags))
+}
+
+func (r *Request) decode(d *decoder) {
+	d.op(&r.Op)
+	r.AckedBelow = d.uvarint()
+	r.PrevWeak = d.uvarint()
+	r.Flags = RequestFlags(d.byte())
+}
+
+const (
+	replyOk = 1 << iota
+	replyFound
+)
+
+func (r *Reply) appendPayload(b []byte) []byte {
+	var flags byte
+	if r.Ok {
+		flags |= replyOk
+	}
+	if r.Found {
+		flags |= replyFound
+	}
+	b = append(b, byte(r.Kind), flags)
+	b = appendOpID(b, r.ID)
+	b = binary.AppendUvarint(b, r.Term)
+	b = binary.AppendUvarint(b, uint64(r.Leader))
+	b = appendBytes(b, r.Value)
+	b = binary.AppendUvarint(b, r.Slot)
+	b = binary.AppendUvarint(b, r.Applied)
+	b = binary.AppendUvarint(b, uint64(len(r.Deps)))
+	for _, s := range r.Deps {
+		b = binary.AppendUvarint(b, s)
+	}
+	return appendOpID(b, r.ReadDep)
+}
+
+func (r *Reply) decode(d *decoder) {
+	r.Kind = ReplyKind(d.byte())
+	if d.err == nil && (r.Kind < ReplySpeculative || r.Kind > ReplyNotLeader) {
+		d.fail(fmt.Errorf("wire: bad reply kind %d", r.Kind))
+	}
+	flags := d.byte()
+	if flags&^(replyOk|replyFound) != 0 {
+		d.fail(fmt.Errorf("wire: bad reply flags %#x", flags))
+	}
+	r.Ok = flags&replyOk != 0
+	r.Found = flags&replyFound != 0
+	r.ID = d.opID()
+	r.Term = d.uvarint()
+	r.Leader = NodeID(d.uvarint())
+	r.Value = d.bytes()
+	r.Slot = d.uvarint()
+	r.Applied = d.uvarint()
+	if n := d.count(1); n > 0 {
+		r.Deps = make([]uint64, n)
+		for i := range r.Deps {
+			r.Deps[i] = d.uvarint()
+		}
+	}
+	r.ReadDep = d.opID()
+}

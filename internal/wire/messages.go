@@ -1,0 +1,139 @@
+package wire
+
+import (
+	"fmt"
+
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// Type is the first byte of every encoded message.
+type Type uint8
+
+const (
+	TypeHello Type = iota + 1
+	TypeRaft
+	TypeRequest
+	TypeReply
+)
+
+func (t Type) String() string {
+	switch t {
+	case TypeHello:
+		return "hello"
+	case TypeRaft:
+		return "raft"
+	case TypeRequest:
+		return "request"
+	case TypeReply:
+		return "reply"
+	}
+	return fmt.Sprintf("type(%d)", uint8(t))
+}
+
+// Message is anything that travels between two nodes.
+type Message interface {
+	Type() Type
+	appendPayload(b []byte) []byte
+}
+
+// Envelope is a message together with its destination, as a protocol core
+// emits it.
+type Envelope struct {
+	To  NodeID
+	Msg Message
+}
+
+// Hello opens every connection so that the receiver knows who is talking and
+// from which site (for latency emulation and reply routing).
+type Hello struct {
+	From NodeID
+	Site uint32
+}
+
+// Raft carries one etcd raft message between replicas.
+type Raft struct {
+	M *raftpb.Message
+}
+
+// RequestFlags qualify a request.
+type RequestFlags uint8
+
+const (
+	// FlagRetry marks a re-send of an operation the client already sent.
+	FlagRetry RequestFlags = 1 << iota
+)
+
+// Request carries one operation from a client to a replica.
+type Request struct {
+	Op Op
+	// AckedBelow is the session's lowest sequence number the client has not
+	// yet seen complete: replicas may forget the replies of earlier ones.
+	AckedBelow uint64
+	// PrevWeak is the sequence number of the session's previous weak write
+	// (0 when none), so the leader can log weak writes in session order.
+	PrevWeak uint64
+	Flags    RequestFlags
+}
+
+// ReplyKind says which step of a protocol a reply answers.
+type ReplyKind uint8
+
+const (
+	// ReplySpeculative is the leader's immediate, uncommitted result.
+	ReplySpeculative ReplyKind = iota + 1
+	// ReplyWitness says whether a witness recorded the operation.
+	ReplyWitness
+	// ReplySync is the result after commit and in-order execution.
+	ReplySync
+	// ReplyWeak answers a weak operation.
+	ReplyWeak
+	// ReplyNotLeader tells the client to send to Reply.Leader instead.
+	ReplyNotLeader
+)
+
+func (k ReplyKind) String() string {
+	switch k {
+	case ReplySpeculative:
+		return "speculative"
+	case ReplyWitness:
+		return "witness"
+	case ReplySync:
+		return "sync"
+	case ReplyWeak:
+		return "weak"
+	case ReplyNotLeader:
+		return "not-leader"
+	}
+	return fmt.Sprintf("reply(%d)", uint8(k))
+}
+
+// Reply answers a Request. Which fields matter depends on Kind and protocol.
+type Reply struct {
+	Kind ReplyKind
+	ID   OpID
+	// Term and Leader are the sender's view of the current raft term and
+	// leader, so clients can follow leader changes.
+	Term   uint64
+	Leader NodeID
+	// Ok: for a speculative reply, no earlier uncommitted operation
+	// conflicts; for a witness reply, the operation was recorded.
+	Ok bool
+	// Found: a Get found a value (Value may be empty and still found).
+	Found bool
+	Value []byte
+	// Slot is the log index of the operation (sync, speculative) or, for a
+	// weak read, of the last write to the key the replica has applied.
+	Slot uint64
+	// Applied is the sender's applied log index.
+	Applied uint64
+	// Deps lists sequence numbers of this session's weak writes the witness
+	// holds (CURP-HO causal dependencies).
+	Deps []uint64
+	// ReadDep is the latest pending weak write on the key (CURP-HO).
+	ReadDep OpID
+}
+
+func (*Hello) Type() Type   { return TypeHello }
+func (*Raft) Type() Type    { return TypeRaft }
+func (*Request) Type() Type { return TypeRequest }
+func (*Reply) Type() Type   { return TypeReply }

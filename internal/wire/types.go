@@ -1,0 +1,80 @@
+package wire
+
+import "fmt"
+
+// NodeID names a process: replicas are 1..N (raft IDs), clients use IDs at or
+// above [FirstClientID].
+type NodeID uint64
+
+// FirstClientID is the smallest node ID a client may use; everything below is
+// reserved for replicas.
+const FirstClientID NodeID = 1 << 32
+
+// IsClient reports whether the ID belongs to a client process.
+func (n NodeID) IsClient() bool { return n >= FirstClientID }
+
+// OpID identifies an operation: its session and its sequence number within the
+// session. Retries reuse the OpID; replicas apply an OpID at most once.
+type OpID struct {
+	Session uint64
+	Seq     uint64
+}
+
+func (id OpID) String() string { return fmt.Sprintf("%x.%d", id.Session, id.Seq) }
+
+// IsZero reports whether the ID is unset.
+func (id OpID) IsZero() bool { return id == OpID{} }
+
+// Level is the consistency an operation asks for.
+type Level uint8
+
+const (
+	Strong Level = iota // linearizable
+	Weak                // causal
+)
+
+func (l Level) String() string {
+	switch l {
+	case Strong:
+		return "strong"
+	case Weak:
+		return "weak"
+	}
+	return fmt.Sprintf("level(%d)", uint8(l))
+}
+
+// OpKind is what an operation does to the store.
+type OpKind uint8
+
+const (
+	Get OpKind = iota
+	Put
+)
+
+func (k OpKind) String() string {
+	switch k {
+	case Get:
+		return "get"
+	case Put:
+		return "put"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// IsWrite reports whether the operation changes the store.
+func (k OpKind) IsWrite() bool { return k == Put }
+
+// Op is one key-value operation as clients submit it and the log stores it.
+type Op struct {
+	ID    OpID
+	Level Level
+	Kind  OpKind
+	Key   uint64
+	Value []byte // the value written by a Put; empty for a Get
+}
+
+// Conflicts reports whether two operations must be ordered: same key, at least
+// one a write.
+func (o *Op) Conflicts(p *Op) bool {
+	return o.Key == p.Key && (o.Kind.IsWrite() || p.Kind.IsWrite())
+}
