@@ -3,6 +3,8 @@ package protocol
 import (
 	"math/rand/v2"
 
+	"go.etcd.io/raft/v3"
+
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
@@ -45,9 +47,9 @@ type ReplicaConfig struct {
 	ElectionTicks  int
 	HeartbeatTicks int
 	Rand           *rand.Rand
-	// Bootstrap starts the replica with Peers as the initial configuration;
-	// a replica restarted on surviving state leaves it false.
-	Bootstrap bool
+	// Storage is the raft storage of a replica restarted after a crash
+	// (what survived it); nil starts a fresh replica.
+	Storage *raft.MemoryStorage
 }
 
 // Completion reports the end of one client operation.

@@ -64,6 +64,14 @@ func Decode(b []byte) (Message, error) {
 		r := new(Reply)
 		r.decode(&d)
 		m = r
+	case TypeRecover:
+		r := new(Recover)
+		r.Term = d.uvarint()
+		m = r
+	case TypeRecoverReply:
+		r := new(RecoverReply)
+		r.decode(&d)
+		m = r
 	default:
 		return nil, fmt.Errorf("wire: unknown message type %d", b[0])
 	}
@@ -293,4 +301,28 @@ func (r *Reply) decode(d *decoder) {
 		}
 	}
 	r.ReadDep = d.opID()
+}
+
+func (r *Recover) appendPayload(b []byte) []byte {
+	return binary.AppendUvarint(b, r.Term)
+}
+
+func (r *RecoverReply) appendPayload(b []byte) []byte {
+	b = binary.AppendUvarint(b, r.Term)
+	b = binary.AppendUvarint(b, uint64(len(r.Ops)))
+	for i := range r.Ops {
+		b = appendOp(b, &r.Ops[i])
+	}
+	return b
+}
+
+func (r *RecoverReply) decode(d *decoder) {
+	r.Term = d.uvarint()
+	// An encoded op takes at least 6 bytes.
+	if n := d.count(6); n > 0 {
+		r.Ops = make([]Op, n)
+		for i := range r.Ops {
+			d.op(&r.Ops[i])
+		}
+	}
 }

@@ -14,6 +14,8 @@ const (
 	TypeRaft
 	TypeRequest
 	TypeReply
+	TypeRecover
+	TypeRecoverReply
 )
 
 func (t Type) String() string {
@@ -26,6 +28,10 @@ func (t Type) String() string {
 		return "request"
 	case TypeReply:
 		return "reply"
+	case TypeRecover:
+		return "recover"
+	case TypeRecoverReply:
+		return "recover-reply"
 	}
 	return fmt.Sprintf("type(%d)", uint8(t))
 }
@@ -133,7 +139,21 @@ type Reply struct {
 	ReadDep OpID
 }
 
-func (*Hello) Type() Type   { return TypeHello }
-func (*Raft) Type() Type    { return TypeRaft }
-func (*Request) Type() Type { return TypeRequest }
-func (*Reply) Type() Type   { return TypeReply }
+// Recover asks a witness, on behalf of a new leader, for the operations it
+// recorded that are not applied yet.
+type Recover struct {
+	Term uint64
+}
+
+// RecoverReply lists a witness's recorded operations for a new leader.
+type RecoverReply struct {
+	Term uint64
+	Ops  []Op
+}
+
+func (*Recover) Type() Type      { return TypeRecover }
+func (*RecoverReply) Type() Type { return TypeRecoverReply }
+func (*Hello) Type() Type        { return TypeHello }
+func (*Raft) Type() Type         { return TypeRaft }
+func (*Request) Type() Type      { return TypeRequest }
+func (*Reply) Type() Type        { return TypeReply }

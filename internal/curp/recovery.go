@@ -1,0 +1,109 @@
+package curp
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/hybridkv/hybridkv/internal/kvstore"
+	"github.com/hybridkv/hybridkv/internal/wire"
+	"github.com/hybridkv/hybridkv/internal/witness"
+)
+
+// recovery is a new leader gathering witness records before it serves.
+type recovery struct {
+	term    uint64
+	replies map[wire.NodeID][]wire.Op
+	ticks   int
+}
+
+func (r *Replica) startRecovery() {
+	_, term := r.log.Leader()
+	rec := &recovery{term: term, replies: make(map[wire.NodeID][]wire.Op)}
+	rec.replies[r.id] = r.pooledOps()
+	r.recovery = rec
+	r.askPeers(rec)
+	rec.maybeFinish(r)
+}
+
+// pooledOps lists the pool in arrival order, so a replay is reproducible.
+func (r *Replica) pooledOps() []wire.Op {
+	recs := make([]*witness.Record, 0, r.pool.Len())
+	r.pool.Each(func(rec *witness.Record) { recs = append(recs, rec) })
+	slices.SortFunc(recs, func(a, b *witness.Record) int { return cmp.Compare(a.Order, b.Order) })
+	ops := make([]wire.Op, len(recs))
+	for i, rec := range recs {
+		ops[i] = rec.Op
+	}
+	return ops
+}
+
+func (r *Replica) askPeers(rec *recovery) {
+	for _, p := range r.peers {
+		if _, ok := rec.replies[p]; !ok {
+			r.out = append(r.out, wire.Envelope{To: p, Msg: &wire.Recover{Term: rec.term}})
+		}
+	}
+}
+
+// onRecover answers a new leader with this witness's records.
+func (r *Replica) onRecover(from wire.NodeID, m *wire.Recover) {
+	r.out = append(r.out, wire.Envelope{To: from,
+		Msg: &wire.RecoverReply{Term: m.Term, Ops: r.pooledOps()}})
+}
+
+func (rec *recovery) onReply(r *Replica, from wire.NodeID, m *wire.RecoverReply) {
+	if m.Term != rec.term {
+		return
+	}
+	rec.replies[from] = m.Ops
+	rec.maybeFinish(r)
+}
+
+// tick re-asks silent witnesses: the leader cannot commit without a
+// majority anyway, so waiting costs nothing but keeps the replay complete.
+func (rec *recovery) tick(r *Replica) {
+	rec.ticks++
+	if rec.ticks%r.electionTicks() == 0 {
+		r.askPeers(rec)
+	}
+}
+
+func (r *Replica) electionTicks() int { return max(1, r.opts.RecoveryRetryTicks) }
+
+// maybeFinish replays, once a majority answered, every unapplied operation
+// that at least ⌈f/2⌉+1 of them recorded, then serves the requests that
+// waited. Fast-path operations were recorded by a superquorum, so any
+// majority holds at least ⌈f/2⌉+1 records of each.
+func (rec *recovery) maybeFinish(r *Replica) {
+	if len(rec.replies) < r.f+1 {
+		return
+	}
+	threshold := (r.f+1)/2 + 1
+	counts := make(map[wire.OpID]int)
+	var order []wire.Op
+	for _, p := range r.peers {
+		for _, op := range rec.replies[p] {
+			if counts[op.ID] == 0 {
+				order = append(order, op)
+			}
+			counts[op.ID]++
+		}
+	}
+	r.recovery = nil
+	r.pool.Clear()
+	for i := range order {
+		op := &order[i]
+		if counts[op.ID] < threshold {
+			continue
+		}
+		if _, outcome := r.store.Lookup(op.ID); outcome != kvstore.Unknown {
+			continue
+		}
+		r.enqueue(&wire.Request{Op: *op})
+	}
+	waiting := r.waiting
+	r.waiting = nil
+	for _, q := range waiting {
+		r.onRequest(q.from, q.req)
+	}
+}

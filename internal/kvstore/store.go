@@ -1,0 +1,152 @@
+package kvstore
+
+import "github.com/hybridkv/hybridkv/internal/wire"
+
+// Result is what an applied operation returns.
+type Result struct {
+	Found bool
+	Value []byte
+	// Slot is the log index the operation was applied at.
+	Slot uint64
+}
+
+// Version is a key's latest write as the store has applied it.
+type Version struct {
+	Value []byte
+	Slot  uint64 // 0 when the key was never written
+}
+
+type session struct {
+	floor   uint64            // every seq below floor completed at the client
+	results map[uint64]Result // applied seqs at or above floor
+}
+
+// Store is one replica's applied state. It is not safe for concurrent use:
+// a protocol core owns it.
+type Store struct {
+	data     map[uint64]Version
+	sessions map[uint64]*session
+	applied  uint64
+	digest   uint64
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{data: make(map[uint64]Version), sessions: make(map[uint64]*session)}
+}
+
+// Applied returns the slot of the last applied entry.
+func (s *Store) Applied() uint64 { return s.applied }
+
+// Read returns the key's applied version.
+func (s *Store) Read(key uint64) (Version, bool) {
+	v, ok := s.data[key]
+	return v, ok
+}
+
+// Outcome says what the session table knows of an operation.
+type Outcome uint8
+
+const (
+	// Unknown: never applied (as far as this store has seen).
+	Unknown Outcome = iota
+	// Applied: applied; its result is kept.
+	Applied
+	// Forgotten: the client already saw it complete; the result is gone.
+	Forgotten
+)
+
+// Lookup reports whether id was applied and, if its result is kept, the
+// result.
+func (s *Store) Lookup(id wire.OpID) (Result, Outcome) {
+	ss := s.sessions[id.Session]
+	if ss == nil {
+		return Result{}, Unknown
+	}
+	if id.Seq < ss.floor {
+		return Result{}, Forgotten
+	}
+	if r, ok := ss.results[id.Seq]; ok {
+		return r, Applied
+	}
+	return Result{}, Unknown
+}
+
+// Apply applies the operation logged at slot. A duplicate of an applied
+// operation is not applied again: its kept result is returned with dup set.
+// ackedBelow lets the session table forget results the client no longer
+// needs.
+func (s *Store) Apply(slot uint64, op *wire.Op, ackedBelow uint64) (res Result, dup bool) {
+	s.applied = slot
+	ss := s.session(op.ID.Session)
+	ss.forgetBelow(ackedBelow)
+	if op.ID.Seq < ss.floor {
+		return Result{}, true
+	}
+	if r, ok := ss.results[op.ID.Seq]; ok {
+		return r, true
+	}
+	res = s.execute(slot, op)
+	ss.results[op.ID.Seq] = res
+	return res, false
+}
+
+// Skip advances the applied index over a slot that holds no operation.
+func (s *Store) Skip(slot uint64) { s.applied = slot }
+
+func (s *Store) execute(slot uint64, op *wire.Op) Result {
+	if op.Kind.IsWrite() {
+		old, had := s.data[op.Key]
+		if had {
+			s.digest ^= entryHash(op.Key, old.Value)
+		}
+		s.data[op.Key] = Version{Value: op.Value, Slot: slot}
+		s.digest ^= entryHash(op.Key, op.Value)
+		return Result{Slot: slot}
+	}
+	v, ok := s.data[op.Key]
+	return Result{Found: ok, Value: v.Value, Slot: slot}
+}
+
+func (s *Store) session(id uint64) *session {
+	ss := s.sessions[id]
+	if ss == nil {
+		ss = &session{results: make(map[uint64]Result)}
+		s.sessions[id] = ss
+	}
+	return ss
+}
+
+func (ss *session) forgetBelow(seq uint64) {
+	if seq <= ss.floor {
+		return
+	}
+	ss.floor = seq
+	for k := range ss.results {
+		if k < seq {
+			delete(ss.results, k)
+		}
+	}
+}
+
+// Digest summarises the key-value contents: equal maps give equal digests
+// regardless of the order writes were applied in. It is maintained
+// incrementally, so reading it is free.
+func (s *Store) Digest() uint64 { return s.digest }
+
+// Len returns the number of keys.
+func (s *Store) Len() int { return len(s.data) }
+
+// entryHash is FNV-1a over the key and value: fixed across processes, so
+// replicas running as separate programs produce comparable digests.
+func entryHash(key uint64, value []byte) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	for i := 0; i < 8; i++ {
+		h = (h ^ (key >> (8 * i) & 0xff)) * prime
+	}
+	for _, c := range value {
+		h = (h ^ uint64(c)) * prime
+	}
+	return h
+}

@@ -1,0 +1,353 @@
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"go.etcd.io/raft/v3"
+
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// ReplicaFactory builds a replica core.
+type ReplicaFactory func(cfg protocol.ReplicaConfig) (protocol.Replica, error)
+
+// ClientFactory builds a client core for a client process.
+type ClientFactory func(id wire.NodeID, replicas []wire.NodeID, site uint32) protocol.Client
+
+// Network describes the virtual network.
+type Network struct {
+	// OneWay[i][j] is the one-way delay from site i to site j.
+	OneWay [][]time.Duration
+	// Jitter adds a uniform [0, Jitter) to every delay.
+	Jitter time.Duration
+	// Drop and Duplicate are per-message probabilities.
+	Drop, Duplicate float64
+}
+
+// Config describes a simulated cluster.
+type Config struct {
+	Seed     uint64
+	Replicas int
+	// ReplicaSites[i] is the site of replica i+1 (default: site i).
+	ReplicaSites                  []uint32
+	Network                       Network
+	Tick                          time.Duration // default 10ms
+	BatchDelay                    time.Duration // 0 flushes after every step
+	ElectionTicks, HeartbeatTicks int
+	NewReplica                    ReplicaFactory
+	NewClient                     ClientFactory
+}
+
+// Sim is a simulated cluster. Not safe for concurrent use.
+type Sim struct {
+	cfg    Config
+	rand   *rand.Rand
+	now    time.Duration
+	seq    uint64
+	events eventHeap
+
+	replicas []wire.NodeID
+	nodes    map[wire.NodeID]*node
+	// lastDelivery keeps per-pair FIFO order.
+	lastDelivery map[[2]wire.NodeID]time.Duration
+	blocked      map[[2]wire.NodeID]bool
+
+	// OnComplete is called for every completion of a client core.
+	OnComplete func(client wire.NodeID, c protocol.Completion)
+
+	Stats Stats
+}
+
+// Stats counts what the network did.
+type Stats struct {
+	Sent, Delivered, Dropped, Duplicated int
+}
+
+type node struct {
+	id      wire.NodeID
+	site    uint32
+	up      bool
+	replica protocol.Replica
+	client  protocol.Client
+	// generation invalidates timers of a crashed incarnation.
+	generation int
+}
+
+// New builds a cluster of replicas 1..N, started and bootstrapped.
+func New(cfg Config) (*Sim, error) {
+	if cfg.Tick == 0 {
+		cfg.Tick = 10 * time.Millisecond
+	}
+	if cfg.ElectionTicks == 0 {
+		cfg.ElectionTicks = 10
+	}
+	if cfg.HeartbeatTicks == 0 {
+		cfg.HeartbeatTicks = 1
+	}
+	s := &Sim{
+		cfg:          cfg,
+		rand:         rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
+		nodes:        make(map[wire.NodeID]*node),
+		lastDelivery: make(map[[2]wire.NodeID]time.Duration),
+		blocked:      make(map[[2]wire.NodeID]bool),
+	}
+	for i := 1; i <= cfg.Replicas; i++ {
+		s.replicas = append(s.replicas, wire.NodeID(i))
+	}
+	for _, id := range s.replicas {
+		site := uint32(id - 1)
+		if int(id-1) < len(cfg.ReplicaSites) {
+			site = cfg.ReplicaSites[id-1]
+		}
+		n := &node{id: id, site: site}
+		s.nodes[id] = n
+		if err := s.startReplica(n, nil); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Replicas returns the replica IDs.
+func (s *Sim) Replicas() []wire.NodeID { return s.replicas }
+
+// Now returns the virtual time.
+func (s *Sim) Now() time.Duration { return s.now }
+
+// Rand is the simulation's seeded source, for workloads that want to stay
+// reproducible with the run.
+func (s *Sim) Rand() *rand.Rand { return s.rand }
+
+func (s *Sim) startReplica(n *node, storage *raft.MemoryStorage) error {
+	core, err := s.cfg.NewReplica(protocol.ReplicaConfig{
+		ID:             n.id,
+		Peers:          s.replicas,
+		ElectionTicks:  s.cfg.ElectionTicks,
+		HeartbeatTicks: s.cfg.HeartbeatTicks,
+		Rand:           rand.New(rand.NewPCG(s.rand.Uint64(), uint64(n.id))),
+		Storage:        storage,
+	})
+	if err != nil {
+		return fmt.Errorf("sim: start replica %d: %w", n.id, err)
+	}
+	n.replica, n.up = core, true
+	n.generation++
+	s.startTimers(n)
+	return nil
+}
+
+// AddClient starts a client process at a site and returns its ID.
+func (s *Sim) AddClient(site uint32) wire.NodeID {
+	id := wire.FirstClientID + wire.NodeID(len(s.nodes))
+	n := &node{id: id, site: site, up: true}
+	n.client = s.cfg.NewClient(id, s.replicas, site)
+	s.nodes[id] = n
+	n.generation++
+	s.startTimers(n)
+	return id
+}
+
+func (s *Sim) startTimers(n *node) {
+	phase := time.Duration(s.rand.Int64N(int64(s.cfg.Tick)))
+	s.schedule(phase, &event{kind: evTick, node: n.id, gen: n.generation})
+	if n.replica != nil && s.cfg.BatchDelay > 0 {
+		s.schedule(phase, &event{kind: evFlush, node: n.id, gen: n.generation})
+	}
+}
+
+// Submit starts an operation on a client's core.
+func (s *Sim) Submit(client wire.NodeID, session uint64, op wire.Op) wire.OpID {
+	n := s.nodes[client]
+	id := n.client.Submit(session, op)
+	s.drain(n)
+	return id
+}
+
+// Crash stops a replica; what its raft storage held survives for Restart.
+func (s *Sim) Crash(id wire.NodeID) {
+	n := s.nodes[id]
+	n.up = false
+	n.generation++
+}
+
+// Restart brings a crashed replica back on its surviving storage.
+func (s *Sim) Restart(id wire.NodeID) error {
+	n := s.nodes[id]
+	st, ok := n.replica.(interface{ RaftStorage() *raft.MemoryStorage })
+	if !ok {
+		return fmt.Errorf("sim: replica %d cannot expose its storage", id)
+	}
+	return s.startReplica(n, st.RaftStorage())
+}
+
+// Partition blocks traffic in both directions between the two groups.
+func (s *Sim) Partition(a, b []wire.NodeID) {
+	for _, x := range a {
+		for _, y := range b {
+			s.blocked[[2]wire.NodeID{x, y}] = true
+			s.blocked[[2]wire.NodeID{y, x}] = true
+		}
+	}
+}
+
+// Heal removes every partition.
+func (s *Sim) Heal() { clear(s.blocked) }
+
+// Status returns a replica's status (its last incarnation's, if down).
+func (s *Sim) Status(id wire.NodeID) protocol.Status { return s.nodes[id].replica.Status() }
+
+// Up reports whether a replica runs.
+func (s *Sim) Up(id wire.NodeID) bool { return s.nodes[id].up }
+
+// Replica returns a replica's core.
+func (s *Sim) Replica(id wire.NodeID) protocol.Replica { return s.nodes[id].replica }
+
+// Leader returns the replica that leads in the highest term any running
+// replica knows, or 0.
+func (s *Sim) Leader() wire.NodeID {
+	var best protocol.Status
+	for _, id := range s.replicas {
+		if !s.nodes[id].up {
+			continue
+		}
+		st := s.nodes[id].replica.Status()
+		if st.Leader == id && st.Term >= best.Term {
+			best = st
+		}
+	}
+	return best.Leader
+}
+
+// RunFor advances virtual time by d.
+func (s *Sim) RunFor(d time.Duration) { s.RunUntil(func() bool { return false }, d) }
+
+// RunUntil runs until cond holds (checked after every event) or d of
+// virtual time passed; it reports whether cond held.
+func (s *Sim) RunUntil(cond func() bool, d time.Duration) bool {
+	end := s.now + d
+	for len(s.events) > 0 && s.events[0].at <= end {
+		e := heap.Pop(&s.events).(*event)
+		s.now = e.at
+		s.handle(e)
+		if cond() {
+			return true
+		}
+	}
+	s.now = end
+	return cond()
+}
+
+func (s *Sim) handle(e *event) {
+	n := s.nodes[e.node]
+	if n == nil || !n.up {
+		return
+	}
+	switch e.kind {
+	case evDeliver:
+		s.deliver(n, e)
+	case evTick:
+		if e.gen != n.generation {
+			return
+		}
+		if n.replica != nil {
+			n.replica.Tick()
+		} else {
+			n.client.Tick()
+		}
+		s.schedule(s.cfg.Tick, e)
+	case evFlush:
+		if e.gen != n.generation {
+			return
+		}
+		n.replica.Flush()
+		s.schedule(s.cfg.BatchDelay, e)
+	}
+	s.drain(n)
+}
+
+func (s *Sim) deliver(n *node, e *event) {
+	m, err := wire.Decode(e.payload)
+	if err != nil {
+		panic(fmt.Sprintf("sim: message from %d to %d does not decode: %v", e.from, n.id, err))
+	}
+	s.Stats.Delivered++
+	if n.replica != nil {
+		n.replica.Step(e.from, m)
+		if s.cfg.BatchDelay == 0 {
+			n.replica.Flush()
+		}
+	} else {
+		n.client.Step(e.from, m)
+	}
+}
+
+// drain collects what a core produced and puts it on the network.
+func (s *Sim) drain(n *node) {
+	if n.replica != nil {
+		for _, env := range n.replica.Ready() {
+			s.send(n, env)
+		}
+		n.replica.Advance()
+		return
+	}
+	out, done := n.client.Ready()
+	for _, env := range out {
+		s.send(n, env)
+	}
+	// Completion callbacks may submit, which re-enters drain: hand the core
+	// its buffers back first.
+	done = append([]protocol.Completion(nil), done...)
+	n.client.Advance()
+	for _, c := range done {
+		if s.OnComplete != nil {
+			s.OnComplete(n.id, c)
+		}
+	}
+}
+
+func (s *Sim) send(from *node, env wire.Envelope) {
+	s.Stats.Sent++
+	to := s.nodes[env.To]
+	if to == nil || s.blocked[[2]wire.NodeID{from.id, env.To}] || s.chance(s.cfg.Network.Drop) {
+		s.Stats.Dropped++
+		return
+	}
+	payload := wire.Append(nil, env.Msg)
+	copies := 1
+	if s.chance(s.cfg.Network.Duplicate) {
+		copies = 2
+		s.Stats.Duplicated++
+	}
+	for range copies {
+		at := s.now + s.delay(from.site, to.site)
+		key := [2]wire.NodeID{from.id, env.To}
+		at = max(at, s.lastDelivery[key])
+		s.lastDelivery[key] = at
+		s.scheduleAt(at, &event{kind: evDeliver, node: env.To, from: from.id, payload: payload})
+	}
+}
+
+func (s *Sim) chance(p float64) bool { return p > 0 && s.rand.Float64() < p }
+
+func (s *Sim) delay(a, b uint32) time.Duration {
+	var d time.Duration
+	if m := s.cfg.Network.OneWay; int(a) < len(m) && int(b) < len(m[a]) {
+		d = m[a][b]
+	}
+	if j := s.cfg.Network.Jitter; j > 0 {
+		d += time.Duration(s.rand.Int64N(int64(j)))
+	}
+	return d
+}
+
+func (s *Sim) schedule(after time.Duration, e *event) { s.scheduleAt(s.now+after, e) }
+
+func (s *Sim) scheduleAt(at time.Duration, e *event) {
+	s.seq++
+	e.at, e.seq = at, s.seq
+	heap.Push(&s.events, e)
+}

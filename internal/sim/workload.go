@@ -1,0 +1,122 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Workload is a closed-loop load: every session keeps Pipeline operations in
+// flight until it has submitted Ops operations.
+type Workload struct {
+	ClientSites []uint32 // one client process per entry
+	Sessions    int      // sessions per client
+	Ops         int      // operations per session
+	Pipeline    int
+	Keys        uint64  // keys are drawn uniformly from [0, Keys)
+	WriteRatio  float64 // fraction of writes
+	WeakRatio   float64 // fraction of weak operations
+}
+
+// Result is what a workload run observed.
+type Result struct {
+	Submitted, Completed int
+	Paths                map[protocol.Path]int
+	// Latency per completed operation, in virtual time.
+	Latencies []time.Duration
+}
+
+type inflight struct {
+	start time.Duration
+	op    wire.Op
+}
+
+// RunWorkload drives w until every operation completed or limit virtual time
+// passed. It fails (returns an error) when an operation completes twice or
+// never.
+func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
+	res := Result{Paths: make(map[protocol.Path]int)}
+	type sess struct {
+		client    wire.NodeID
+		id        uint64
+		submitted int
+	}
+	open := make(map[wire.OpID]inflight)
+	sessions := make(map[uint64]*sess)
+	var dupErr error
+	var submit func(ss *sess)
+	submit = func(ss *sess) {
+		op := wire.Op{Key: s.rand.Uint64N(w.Keys)}
+		if s.rand.Float64() < w.WriteRatio {
+			op.Kind = wire.Put
+			op.Value = fmt.Appendf(nil, "%x/%d", ss.id, ss.submitted)
+		}
+		if s.rand.Float64() < w.WeakRatio {
+			op.Level = wire.Weak
+		}
+		ss.submitted++
+		res.Submitted++
+		id := s.Submit(ss.client, ss.id, op)
+		op.ID = id
+		open[id] = inflight{start: s.now, op: op}
+	}
+	prev := s.OnComplete
+	defer func() { s.OnComplete = prev }()
+	s.OnComplete = func(client wire.NodeID, c protocol.Completion) {
+		f, ok := open[c.ID]
+		if !ok {
+			dupErr = fmt.Errorf("operation %v completed twice or was never submitted", c.ID)
+			return
+		}
+		delete(open, c.ID)
+		res.Completed++
+		res.Paths[c.Path]++
+		res.Latencies = append(res.Latencies, s.now-f.start)
+		if ss := sessions[c.ID.Session]; ss.submitted < w.Ops {
+			submit(ss)
+		}
+	}
+	for ci, site := range w.ClientSites {
+		client := s.AddClient(site)
+		for k := 0; k < w.Sessions; k++ {
+			ss := &sess{client: client, id: uint64(ci+1)<<16 | uint64(k+1)}
+			sessions[ss.id] = ss
+			for p := 0; p < w.Pipeline && ss.submitted < w.Ops; p++ {
+				submit(ss)
+			}
+		}
+	}
+	total := len(w.ClientSites) * w.Sessions * w.Ops
+	s.RunUntil(func() bool { return dupErr != nil || res.Completed == total }, limit)
+	if dupErr != nil {
+		return res, dupErr
+	}
+	if res.Completed != total {
+		return res, fmt.Errorf("%d of %d operations completed by %v; %d still open",
+			res.Completed, total, s.now, len(open))
+	}
+	return res, nil
+}
+
+// Converged runs until every running replica applied the same index with
+// the same state digest, or limit passes, and reports the states it saw.
+func (s *Sim) Converged(limit time.Duration) (bool, []protocol.Status) {
+	var sts []protocol.Status
+	ok := s.RunUntil(func() bool {
+		sts = sts[:0]
+		for _, id := range s.replicas {
+			if s.nodes[id].up {
+				sts = append(sts, s.nodes[id].replica.Status())
+			}
+		}
+		for _, st := range sts[1:] {
+			if st.Applied != sts[0].Applied || st.Digest != sts[0].Digest {
+				return false
+			}
+		}
+		return true
+	}, limit)
+	return ok, sts
+}

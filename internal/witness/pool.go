@@ -1,0 +1,130 @@
+package witness
+
+import "github.com/hybridkv/hybridkv/internal/wire"
+
+// Record is one pooled operation.
+type Record struct {
+	Op wire.Op
+	// Order is the record's arrival rank in this pool: a later record on the
+	// same key has a larger Order.
+	Order uint64
+}
+
+// Pool holds unapplied operations. Not safe for concurrent use.
+type Pool struct {
+	byKey     map[uint64][]*Record
+	byID      map[wire.OpID]*Record
+	bySession map[uint64]map[uint64]*Record
+	next      uint64
+}
+
+// New returns an empty pool.
+func New() *Pool {
+	return &Pool{
+		byKey:     make(map[uint64][]*Record),
+		byID:      make(map[wire.OpID]*Record),
+		bySession: make(map[uint64]map[uint64]*Record),
+	}
+}
+
+// Len returns the number of pooled operations.
+func (p *Pool) Len() int { return len(p.byID) }
+
+// Has reports whether the operation is pooled.
+func (p *Pool) Has(id wire.OpID) bool { _, ok := p.byID[id]; return ok }
+
+// Get returns the pooled record of id, or nil.
+func (p *Pool) Get(id wire.OpID) *Record { return p.byID[id] }
+
+// Conflicting returns a pooled operation, other than op itself, that
+// conflicts with op and satisfies match (nil matches all); nil if none.
+func (p *Pool) Conflicting(op *wire.Op, match func(*Record) bool) *Record {
+	for _, r := range p.byKey[op.Key] {
+		if r.Op.ID != op.ID && r.Op.Conflicts(op) && (match == nil || match(r)) {
+			return r
+		}
+	}
+	return nil
+}
+
+// Latest returns the most recent pooled operation on key that satisfies
+// match (nil matches all), or nil.
+func (p *Pool) Latest(key uint64, match func(*Record) bool) *Record {
+	var best *Record
+	for _, r := range p.byKey[key] {
+		if (match == nil || match(r)) && (best == nil || r.Order > best.Order) {
+			best = r
+		}
+	}
+	return best
+}
+
+// Add pools op unless it is already pooled, and returns its record.
+func (p *Pool) Add(op *wire.Op) *Record {
+	if r := p.byID[op.ID]; r != nil {
+		return r
+	}
+	p.next++
+	r := &Record{Op: *op, Order: p.next}
+	p.byID[op.ID] = r
+	p.byKey[op.Key] = append(p.byKey[op.Key], r)
+	s := p.bySession[op.ID.Session]
+	if s == nil {
+		s = make(map[uint64]*Record)
+		p.bySession[op.ID.Session] = s
+	}
+	s[op.ID.Seq] = r
+	return r
+}
+
+// Remove drops the operation if pooled and reports whether it was.
+func (p *Pool) Remove(id wire.OpID) bool {
+	r := p.byID[id]
+	if r == nil {
+		return false
+	}
+	delete(p.byID, id)
+	p.byKey[r.Op.Key] = removeRecord(p.byKey[r.Op.Key], r)
+	if len(p.byKey[r.Op.Key]) == 0 {
+		delete(p.byKey, r.Op.Key)
+	}
+	s := p.bySession[id.Session]
+	delete(s, id.Seq)
+	if len(s) == 0 {
+		delete(p.bySession, id.Session)
+	}
+	return true
+}
+
+func removeRecord(rs []*Record, r *Record) []*Record {
+	for i, x := range rs {
+		if x == r {
+			last := len(rs) - 1
+			rs[i] = rs[last]
+			rs[last] = nil
+			return rs[:last]
+		}
+	}
+	return rs
+}
+
+// Session calls fn for each pooled operation of a session (in no order).
+func (p *Pool) Session(session uint64, fn func(*Record)) {
+	for _, r := range p.bySession[session] {
+		fn(r)
+	}
+}
+
+// Each calls fn for every pooled record (in no order).
+func (p *Pool) Each(fn func(*Record)) {
+	for _, r := range p.byID {
+		fn(r)
+	}
+}
+
+// Clear empties the pool.
+func (p *Pool) Clear() {
+	clear(p.byKey)
+	clear(p.byID)
+	clear(p.bySession)
+}
