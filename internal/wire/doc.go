@@ -3,7 +3,8 @@
 //
 // The encoding is hand-written on top of encoding/binary: unsigned varints for
 // integers, a length prefix for byte strings, one type byte per message. A
-// frame on a connection is a uvarint payload length followed by the payload.
+// frame on a connection is a 4-byte little-endian payload length followed by
+// the payload.
 // Encoding appends to a caller-owned buffer and allocates nothing; decoding
 // validates every length against the bytes present and returns an error on
 // malformed input instead of panicking.
