@@ -60,6 +60,8 @@ type pending struct {
 	specFrom wire.NodeID
 	// witnesses holds the replicas that recorded the operation.
 	witnesses []wire.NodeID
+	// refused is set once the leader or a witness said not ok.
+	refused bool
 }
 
 // NewClient builds a CURP client core.
@@ -146,16 +148,22 @@ func (c *Client) Step(from wire.NodeID, m wire.Message) {
 	}
 	switch rep.Kind {
 	case wire.ReplySync:
-		c.complete(p, rep, protocol.PathSlow)
+		path := protocol.PathCommitted
+		if p.refused {
+			path = protocol.PathSlow
+		}
+		c.complete(p, rep, path)
 	case wire.ReplySpeculative:
 		if rep.Ok && from == rep.Leader {
 			p.spec, p.specFrom = rep, from
 		}
+		p.refused = p.refused || !rep.Ok
 		c.tryFastPath(p)
 	case wire.ReplyWitness:
 		if rep.Ok && !slices.Contains(p.witnesses, from) {
 			p.witnesses = append(p.witnesses, from)
 		}
+		p.refused = p.refused || !rep.Ok
 		c.tryFastPath(p)
 	}
 }

@@ -69,9 +69,18 @@ type Completion struct {
 type Path uint8
 
 const (
-	PathFast Path = iota + 1 // one round trip on the CURP fast path
-	PathSlow                 // waited for commit and execution
-	PathWeak                 // weak operation
+	// PathFast: the leader's and the witnesses' oks reached a superquorum.
+	PathFast Path = iota + 1
+	// PathSlow: the fast path failed (a conflict made the leader or a
+	// witness refuse) and the operation waited for commit and execution.
+	PathSlow
+	// PathWeak: a weak operation.
+	PathWeak
+	// PathCommitted: the committed result arrived before the superquorum
+	// did, with no refusal seen. It happens where commit costs no more than
+	// the fast path, e.g. to a client next to the leader; the protocol never
+	// fell back, so it counts towards the fast-path ratio.
+	PathCommitted
 )
 
 func (p Path) String() string {
@@ -82,6 +91,8 @@ func (p Path) String() string {
 		return "slow"
 	case PathWeak:
 		return "weak"
+	case PathCommitted:
+		return "committed"
 	}
 	return "unknown"
 }

@@ -1,0 +1,188 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/protocols"
+	"github.com/hybridkv/hybridkv/internal/transport"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Level is an operation's consistency.
+type Level = wire.Level
+
+// The consistency levels.
+const (
+	Strong = wire.Strong
+	Weak   = wire.Weak
+)
+
+// Kind is what an operation does.
+type Kind = wire.OpKind
+
+// The operation kinds.
+const (
+	Get = wire.Get
+	Put = wire.Put
+)
+
+// Replica locates one replica of the cluster.
+type Replica struct {
+	ID   uint64
+	Addr string
+	Site uint32
+}
+
+// Config describes a Client.
+type Config struct {
+	Protocol string
+	Replicas []Replica
+	// Site is the client's site; the replica at the same site is its
+	// closest (weak reads go there under the hybrid protocols).
+	Site uint32
+	// Delay emulates wide-area latency on the client's own messages.
+	Delay *transport.DelayModel
+	// FlushDelay lets the transport gather messages before writing.
+	FlushDelay time.Duration
+	// Tick is the period of the client's retry clock (default 10ms).
+	Tick time.Duration
+	// Retry re-sends an unanswered operation after this long (default 500ms).
+	Retry time.Duration
+	// Timeout fails an operation unanswered for this long (default 10s).
+	Timeout time.Duration
+	Logger  *slog.Logger
+}
+
+// Errors returned by operations.
+var (
+	ErrTimeout = errors.New("client: operation timed out")
+	ErrClosed  = errors.New("client: closed")
+)
+
+// Result is the outcome of an asynchronous operation.
+type Result struct {
+	Found bool
+	Value []byte
+	// Slot is the log index the operation took, when known.
+	Slot uint64
+	// Path says how it completed (fast path, slow path, weak).
+	Path protocol.Path
+	// Latency is from submission to completion.
+	Latency time.Duration
+	// Err is ErrTimeout, ErrClosed or a context error on failure.
+	Err error
+}
+
+// Client is one client process's view of a cluster. Its methods are safe for
+// concurrent use.
+type Client struct {
+	cfg      Config
+	proto    protocols.Protocol
+	id       wire.NodeID
+	tr       *transport.Transport
+	loop     *loop
+	closeMu  sync.Mutex
+	closed   bool
+	stopped  chan struct{}
+	sessions rand.Rand
+	mu       sync.Mutex
+}
+
+// New connects to the cluster. It does not wait for the cluster to be ready:
+// operations are retried until it is.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	proto, err := protocols.Lookup(cfg.Protocol)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	c := &Client{
+		cfg:      cfg,
+		proto:    proto,
+		id:       wire.FirstClientID + wire.NodeID(rand.Uint64N(1<<62)),
+		stopped:  make(chan struct{}),
+		sessions: *rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+	}
+	replicas := make([]wire.NodeID, len(cfg.Replicas))
+	peers := make(map[wire.NodeID]transport.Peer, len(cfg.Replicas))
+	closest := wire.NodeID(0)
+	for i, r := range cfg.Replicas {
+		replicas[i] = wire.NodeID(r.ID)
+		peers[wire.NodeID(r.ID)] = transport.Peer{Addr: r.Addr, Site: r.Site}
+		if r.Site == cfg.Site && closest == 0 {
+			closest = wire.NodeID(r.ID)
+		}
+	}
+	core := proto.NewClient(protocols.ClientOptions{
+		ID: c.id, Replicas: replicas, Closest: closest,
+		RetryTicks: int(cfg.Retry / cfg.Tick),
+	})
+	c.loop = newLoop(core, cfg)
+	c.tr, err = transport.New(transport.Config{
+		Self: c.id, Site: cfg.Site, Peers: peers,
+		Delay: cfg.Delay, FlushDelay: cfg.FlushDelay, Logger: cfg.Logger,
+	}, c.loop.inbox.Put)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	go func() {
+		defer close(c.stopped)
+		c.loop.run(c.tr)
+	}()
+	return c, nil
+}
+
+func (cfg *Config) defaults() error {
+	if len(cfg.Replicas) == 0 {
+		return errors.New("client: no replicas configured")
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = 10 * time.Millisecond
+	}
+	if cfg.Retry <= 0 {
+		cfg.Retry = 500 * time.Millisecond
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// WeakAsStrong reports whether the protocol serves weak operations as strong.
+func (c *Client) WeakAsStrong() bool { return c.proto.WeakAsStrong }
+
+// ID returns the client's node ID.
+func (c *Client) ID() uint64 { return uint64(c.id) }
+
+// NewSession opens a session with a fresh random identity.
+func (c *Client) NewSession() *Session {
+	c.mu.Lock()
+	id := c.sessions.Uint64() | 1 // never zero
+	c.mu.Unlock()
+	return &Session{c: c, id: id}
+}
+
+// Close fails every operation still in flight with ErrClosed and closes the
+// connections.
+func (c *Client) Close() error {
+	c.closeMu.Lock()
+	defer c.closeMu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	c.loop.stop()
+	<-c.stopped
+	return c.tr.Close()
+}

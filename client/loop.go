@@ -1,0 +1,153 @@
+package client
+
+import (
+	"sync"
+	"time"
+
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/runtime"
+	"github.com/hybridkv/hybridkv/internal/transport"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// call is one operation between submission and completion.
+type call struct {
+	session uint64
+	op      wire.Op
+	start   time.Time
+	done    func(Result)
+	id      wire.OpID // set by the loop when the core accepts it
+	// cancelled is set by the loop once the call is answered or dropped.
+	finished bool
+}
+
+// loop owns the client core: it alone touches the core and the call table,
+// so the core stays single-threaded while callers submit from anywhere.
+type loop struct {
+	core  protocol.Client
+	cfg   Config
+	inbox *runtime.Inbox
+
+	mu      sync.Mutex
+	submits []*call
+	cancels []*call
+	quit    bool
+
+	calls map[wire.OpID]*call
+}
+
+func newLoop(core protocol.Client, cfg Config) *loop {
+	return &loop{core: core, cfg: cfg, inbox: runtime.NewInbox(), calls: make(map[wire.OpID]*call)}
+}
+
+func (l *loop) submit(c *call) error {
+	l.mu.Lock()
+	if l.quit {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.submits = append(l.submits, c)
+	l.mu.Unlock()
+	l.inbox.Notify()
+	return nil
+}
+
+func (l *loop) cancel(c *call) {
+	l.mu.Lock()
+	l.cancels = append(l.cancels, c)
+	l.mu.Unlock()
+	l.inbox.Notify()
+}
+
+func (l *loop) stop() {
+	l.mu.Lock()
+	l.quit = true
+	l.mu.Unlock()
+	l.inbox.Notify()
+}
+
+func (l *loop) run(tr *transport.Transport) {
+	ticker := time.NewTicker(l.cfg.Tick)
+	defer ticker.Stop()
+	var submits, cancels []*call
+	for {
+		select {
+		case <-l.inbox.Wake():
+		case now := <-ticker.C:
+			l.core.Tick()
+			l.expire(now)
+		}
+		for _, in := range l.inbox.Take() {
+			l.core.Step(in.From, in.Msg)
+		}
+		l.mu.Lock()
+		submits, l.submits = l.submits, submits[:0]
+		cancels, l.cancels = l.cancels, cancels[:0]
+		quit := l.quit
+		l.mu.Unlock()
+		for _, c := range submits {
+			c.id = l.core.Submit(c.session, c.op)
+			l.calls[c.id] = c
+		}
+		for _, c := range cancels {
+			l.drop(c, nil)
+		}
+		clear(submits)
+		clear(cancels)
+		out, done := l.core.Ready()
+		tr.SendAll(out)
+		for _, d := range done {
+			l.complete(d)
+		}
+		l.core.Advance()
+		if quit {
+			l.failAll()
+			return
+		}
+	}
+}
+
+func (l *loop) complete(d protocol.Completion) {
+	c := l.calls[d.ID]
+	if c == nil {
+		return
+	}
+	delete(l.calls, d.ID)
+	c.finished = true
+	c.done(Result{Found: d.Found, Value: d.Value, Slot: d.Slot, Path: d.Path, Latency: time.Since(c.start)})
+}
+
+// drop abandons a call: the core stops retrying it; whether it took effect
+// stays unknown. err is reported to the caller unless nil.
+func (l *loop) drop(c *call, err error) {
+	if c.finished {
+		return
+	}
+	c.finished = true
+	delete(l.calls, c.id)
+	l.core.Cancel(c.id)
+	if err != nil {
+		c.done(Result{Err: err, Latency: time.Since(c.start)})
+	}
+}
+
+func (l *loop) expire(now time.Time) {
+	for _, c := range l.calls {
+		if now.Sub(c.start) > l.cfg.Timeout {
+			l.drop(c, ErrTimeout)
+		}
+	}
+}
+
+func (l *loop) failAll() {
+	for _, c := range l.calls {
+		l.drop(c, ErrClosed)
+	}
+	l.mu.Lock()
+	pending := l.submits
+	l.submits = nil
+	l.mu.Unlock()
+	for _, c := range pending {
+		c.done(Result{Err: ErrClosed})
+	}
+}

@@ -1,0 +1,60 @@
+package client
+
+import (
+	"context"
+	"time"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Session is one logical client: a sequence of operations with identities.
+// Its methods are safe for concurrent use; concurrent operations of one
+// session are pipelined and count as concurrent in its session order.
+type Session struct {
+	c  *Client
+	id uint64
+}
+
+// ID returns the session's identity.
+func (s *Session) ID() uint64 { return s.id }
+
+// Submit starts an operation and returns at once; done is called exactly
+// once with the outcome, on the client's event loop goroutine, so it must not
+// block (it may Submit again).
+func (s *Session) Submit(kind Kind, key uint64, value []byte, level Level, done func(Result)) {
+	c := &call{session: s.id, op: wire.Op{Kind: kind, Key: key, Value: value, Level: level},
+		start: time.Now(), done: done}
+	if err := s.c.loop.submit(c); err != nil {
+		done(Result{Err: err})
+	}
+}
+
+// Do runs one operation and waits for it. If ctx ends first the operation is
+// abandoned: it may or may not take effect.
+func (s *Session) Do(ctx context.Context, kind Kind, key uint64, value []byte, level Level) (Result, error) {
+	ch := make(chan Result, 1)
+	c := &call{session: s.id, op: wire.Op{Kind: kind, Key: key, Value: value, Level: level},
+		start: time.Now(), done: func(r Result) { ch <- r }}
+	if err := s.c.loop.submit(c); err != nil {
+		return Result{}, err
+	}
+	select {
+	case r := <-ch:
+		return r, r.Err
+	case <-ctx.Done():
+		s.c.loop.cancel(c)
+		return Result{}, ctx.Err()
+	}
+}
+
+// Put writes value under key.
+func (s *Session) Put(ctx context.Context, key uint64, value []byte, level Level) error {
+	_, err := s.Do(ctx, Put, key, value, level)
+	return err
+}
+
+// Get reads key; found is false when the key was never written.
+func (s *Session) Get(ctx context.Context, key uint64, level Level) (value []byte, found bool, err error) {
+	r, err := s.Do(ctx, Get, key, nil, level)
+	return r.Value, r.Found, err
+}

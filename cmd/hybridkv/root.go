@@ -1,0 +1,149 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/hybridkv/hybridkv/internal/config"
+)
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "hybridkv",
+		Short: "A geo-replicated key-value store with per-operation consistency",
+		Long: `hybridkv is a geo-replicated key-value store in which every operation chooses
+its consistency: strong (linearizable) or weak (causal). It runs CURP-family
+protocols on a raft log, emulates wide-area latency, and benchmarks them.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newBenchCmd(), newClusterCmd(), newServerCmd(), newConfigCmd())
+	return root
+}
+
+// configFlags are the command-line overrides of the configuration file.
+// Only flags the user set override the file (or the defaults).
+type configFlags struct {
+	file        string
+	protocol    string
+	replicas    int
+	delayMs     float64
+	jitterMs    float64
+	emulate     bool
+	threads     int
+	batchUs     int
+	flushUs     int
+	verbose     bool
+	bench       bool
+	reqs        int
+	durationS   float64
+	warmupS     float64
+	pendings    int
+	writes      int
+	weakRatio   int
+	weakWrites  int
+	conflicts   int
+	keys        uint64
+	zipf        float64
+	commandSize int
+	seed        uint64
+}
+
+func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
+	f.bench = bench
+	fs.StringVarP(&f.file, "config", "c", "", "YAML configuration file (defaults are used for what it leaves out)")
+	fs.StringVar(&f.protocol, "protocol", "", "protocol: curp (default: from the configuration)")
+	fs.IntVar(&f.replicas, "replicas", 0, "number of replicas, one per site, each site with a co-located client (default 3)")
+	fs.Float64Var(&f.delayMs, "delay", 0, "one-way delay between sites in ms (default 25)")
+	fs.Float64Var(&f.jitterMs, "jitter", 0, "uniform jitter added to each delay in ms (default 0)")
+	fs.BoolVar(&f.emulate, "emulate", true, "emulate wide-area latency between sites")
+	fs.IntVar(&f.batchUs, "batch-delay", 0, "leader batching delay in µs (default 100)")
+	fs.IntVar(&f.flushUs, "flush-delay", 0, "per-connection write gathering delay in µs (default 0)")
+	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log protocol events to stderr")
+	if !bench {
+		return
+	}
+	fs.IntVar(&f.threads, "threads", 0, "sessions per client process (default 2)")
+	fs.IntVar(&f.reqs, "reqs", 0, "operations per session; 0 runs for --duration instead")
+	fs.Float64Var(&f.durationS, "duration", 0, "measured window in seconds (default 15)")
+	fs.Float64Var(&f.warmupS, "warmup", 0, "warm-up before the measured window in seconds (default 3)")
+	fs.IntVar(&f.pendings, "pendings", 0, "operations in flight per session (default 1)")
+	fs.IntVar(&f.writes, "writes", 0, "percent of strong operations that are writes (default 10)")
+	fs.IntVar(&f.weakRatio, "weak-ratio", 0, "percent of operations that are weak (default 50)")
+	fs.IntVar(&f.weakWrites, "weak-writes", 0, "percent of weak operations that are writes (default 10)")
+	fs.IntVar(&f.conflicts, "conflicts", 0, "percent of operations on one shared hot key (default 0)")
+	fs.Uint64Var(&f.keys, "keys", 0, "key space (default 1000000)")
+	fs.Float64Var(&f.zipf, "zipf", 0, "Zipf skew theta in [0,1); 0 is uniform (default 0.99)")
+	fs.IntVar(&f.commandSize, "value-size", 0, "value size in bytes (default 100)")
+	fs.Uint64Var(&f.seed, "seed", 0, "workload seed (default 1)")
+}
+
+// load builds the configuration: defaults, then the file, then set flags.
+func (f *configFlags) load(fs *pflag.FlagSet) (config.Config, error) {
+	cfg := config.Default()
+	if f.file != "" {
+		var err error
+		if cfg, err = config.Load(f.file); err != nil {
+			return cfg, err
+		}
+	}
+	set := func(name string, apply func()) {
+		if fs.Changed(name) {
+			apply()
+		}
+	}
+	set("protocol", func() { cfg.Protocol = f.protocol })
+	set("replicas", func() { resize(&cfg, f.replicas) })
+	set("delay", func() { cfg.Network.OneWayMs = f.delayMs })
+	set("jitter", func() { cfg.Network.JitterMs = f.jitterMs })
+	set("emulate", func() { cfg.Network.Emulate = f.emulate })
+	set("batch-delay", func() { cfg.Raft.BatchDelayUs = f.batchUs })
+	set("flush-delay", func() { cfg.Network.FlushDelayUs = f.flushUs })
+	if f.bench {
+		b := &cfg.Bench
+		set("threads", func() { cfg.Clients.Threads = f.threads })
+		set("reqs", func() { b.Reqs = f.reqs })
+		set("duration", func() { b.DurationS = f.durationS })
+		set("warmup", func() { b.WarmupS = f.warmupS })
+		set("pendings", func() { b.Pendings = f.pendings })
+		set("writes", func() { b.Writes = f.writes })
+		set("weak-ratio", func() { b.WeakRatio = f.weakRatio })
+		set("weak-writes", func() { b.WeakWrites = f.weakWrites })
+		set("conflicts", func() { b.Conflicts = f.conflicts })
+		set("keys", func() { b.KeySpace = f.keys })
+		set("zipf", func() { b.ZipfSkew = f.zipf })
+		set("value-size", func() { b.CommandSize = f.commandSize })
+		set("seed", func() { b.Seed = f.seed })
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("invalid configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// resize replaces the cluster layout with n replicas at n sites, each with a
+// co-located client.
+func resize(cfg *config.Config, n int) {
+	if n <= 0 {
+		cfg.Sites = nil
+		return
+	}
+	cfg.Sites = make([]string, n)
+	for i := range cfg.Sites {
+		cfg.Sites[i] = fmt.Sprintf("site%d", i)
+	}
+	cfg.Replicas = nil
+	cfg.Clients.Sites = nil
+	cfg.FillDerived()
+}
+
+func (f *configFlags) logger() *slog.Logger {
+	if !f.verbose {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}

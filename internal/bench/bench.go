@@ -1,0 +1,293 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/hybridkv/hybridkv/client"
+	"github.com/hybridkv/hybridkv/internal/cluster"
+	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/protocols"
+	"github.com/hybridkv/hybridkv/internal/stats"
+	"github.com/hybridkv/hybridkv/internal/workload"
+)
+
+// Options control one benchmark run.
+type Options struct {
+	Config config.Config
+	// Binary is the hybridkv executable to start replicas with; empty runs
+	// against a cluster already listening at the configured addresses.
+	Binary string
+	// WorkDir receives the replicas' logs and configuration.
+	WorkDir string
+	// Progress receives a line per second while the run goes; nil is quiet.
+	Progress io.Writer
+	Logger   *slog.Logger
+}
+
+// Run runs one benchmark and returns its report.
+func Run(ctx context.Context, o Options) (*stats.Report, error) {
+	cfg := o.Config
+	proto, err := protocols.Lookup(cfg.Protocol)
+	if err != nil {
+		return nil, err
+	}
+	var procs *cluster.Processes
+	if o.Binary != "" {
+		if err := cluster.FreePorts(&cfg); err != nil {
+			return nil, err
+		}
+		procs, err = cluster.Spawn(ctx, o.Binary, &cfg, o.WorkDir)
+		if err != nil {
+			return nil, err
+		}
+		defer procs.Stop()
+	}
+	r := &run{cfg: &cfg, opts: o, procs: procs}
+	if err := r.openClients(); err != nil {
+		return nil, err
+	}
+	defer r.closeClients()
+	report, err := r.measure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if proto.WeakAsStrong && cfg.Bench.WeakRatio > 0 {
+		report.Notes = append(report.Notes, fmt.Sprintf(
+			"%s has no weak path: weak operations were served as strong ones", cfg.Protocol))
+	}
+	return report, nil
+}
+
+type run struct {
+	cfg     *config.Config
+	opts    Options
+	procs   *cluster.Processes
+	clients []*benchClient
+	ops     atomic.Int64
+	stopped atomic.Bool
+}
+
+type benchClient struct {
+	site string
+	c    *client.Client
+	// rec is shared by the client's sessions: their completions all run
+	// on the client's one event loop goroutine.
+	rec     *stats.Recorder
+	drivers []*driver
+}
+
+func (r *run) workload() workload.Config {
+	b := r.cfg.Bench
+	return workload.Config{
+		Writes: float64(b.Writes), WeakRatio: float64(b.WeakRatio), WeakWrites: float64(b.WeakWrites),
+		Conflicts: float64(b.Conflicts), KeySpace: b.KeySpace, ZipfSkew: b.ZipfSkew, ValueSize: b.CommandSize,
+	}
+}
+
+func (r *run) openClients() error {
+	start := time.Now()
+	for ci, site := range r.cfg.Clients.Sites {
+		cc, err := cluster.ClientConfig(r.cfg, site)
+		if err != nil {
+			return err
+		}
+		cc.Logger = r.opts.Logger
+		c, err := client.New(cc)
+		if err != nil {
+			return err
+		}
+		bc := &benchClient{site: site, c: c, rec: stats.NewRecorder(start)}
+		r.clients = append(r.clients, bc)
+		for k := 0; k < r.cfg.Clients.Threads; k++ {
+			gen, err := workload.NewGenerator(r.workload(), r.cfg.Bench.Seed+uint64(ci*1000+k))
+			if err != nil {
+				return err
+			}
+			bc.drivers = append(bc.drivers, &driver{
+				session:  c.NewSession(),
+				gen:      gen,
+				rec:      bc.rec,
+				pendings: r.cfg.Bench.Pendings,
+				limit:    r.cfg.Bench.Reqs,
+				stopped:  &r.stopped,
+				ops:      &r.ops,
+				drained:  make(chan struct{}),
+			})
+		}
+	}
+	return nil
+}
+
+func (r *run) closeClients() {
+	for _, bc := range r.clients {
+		bc.c.Close()
+	}
+}
+
+func (r *run) drivers() []*driver {
+	var ds []*driver
+	for _, bc := range r.clients {
+		ds = append(ds, bc.drivers...)
+	}
+	return ds
+}
+
+// measure runs the load: warm-up, measured window, drain.
+func (r *run) measure(ctx context.Context) (*stats.Report, error) {
+	b := r.cfg.Bench
+	start := time.Now()
+	windowStart, windowEnd := start.Add(b.Warmup()), start.Add(b.Warmup()+b.Duration())
+	if b.Reqs > 0 {
+		// Open-ended: the window closes at the last completion.
+		windowStart, windowEnd = time.Time{}, time.Time{}
+	}
+	for _, bc := range r.clients {
+		bc.rec.SetWindow(windowStart, windowEnd)
+	}
+	for _, d := range r.drivers() {
+		d.start()
+	}
+	stopProgress := r.progress(start)
+	defer stopProgress()
+
+	cpuStart := r.cpu()
+	if b.Reqs == 0 {
+		if !sleepUntil(ctx, windowStart) {
+			return nil, ctx.Err()
+		}
+		cpuStart = r.cpu()
+		if !sleepUntil(ctx, windowEnd) {
+			return nil, ctx.Err()
+		}
+	}
+	cpuEnd := r.cpu()
+	if b.Reqs == 0 {
+		r.stopped.Store(true)
+		for _, d := range r.drivers() {
+			d.stop()
+		}
+	}
+	if err := r.drain(ctx, b.Reqs > 0); err != nil {
+		return nil, err
+	}
+	if b.Reqs > 0 {
+		cpuEnd = r.cpu()
+	}
+	return r.report(cpuStart, cpuEnd), nil
+}
+
+// drain waits for every session to finish what it has in flight. In
+// request-count mode that is the whole run.
+func (r *run) drain(ctx context.Context, whole bool) error {
+	limit := 30 * time.Second
+	if whole {
+		limit = 24 * time.Hour
+	}
+	timeout := time.After(limit)
+	for _, d := range r.drivers() {
+		select {
+		case <-d.drained:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timeout:
+			return errors.New("bench: sessions did not drain: operations are stuck")
+		}
+	}
+	return nil
+}
+
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	select {
+	case <-time.After(time.Until(t)):
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// progress prints throughput once a second until stopped.
+func (r *run) progress(start time.Time) func() {
+	if r.opts.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		last := int64(0)
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				n := r.ops.Load()
+				fmt.Fprintf(r.opts.Progress, "  %5.0fs  %8d ops/s  %10d ops\n", now.Sub(start).Seconds(), n-last, n)
+				last = n
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// cpu samples CPU time of every process of the run: the replicas, and this
+// process (all clients).
+func (r *run) cpu() map[string]time.Duration {
+	m := map[string]time.Duration{"clients (bench process)": stats.SelfCPU()}
+	if r.procs == nil {
+		return m
+	}
+	for _, p := range r.procs.Procs {
+		if d, err := stats.ProcessCPU(p.Cmd.Process.Pid); err == nil {
+			m[fmt.Sprintf("replica %d", p.ID)] = d
+		}
+	}
+	return m
+}
+
+// ResultPath is where a report is written by default.
+func ResultPath(dir string, rep *stats.Report) string {
+	return filepath.Join(dir, fmt.Sprintf("%s-%s.json", rep.Protocol, rep.Started.Format("20060102-150405")))
+}
+
+// WriteJSON writes the report to path, creating its directory.
+func WriteJSON(path string, rep *stats.Report) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteJSON(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (r *run) report(cpuStart, cpuEnd map[string]time.Duration) *stats.Report {
+	var recs []stats.ClientRecorder
+	for i, bc := range r.clients {
+		recs = append(recs, stats.ClientRecorder{Name: fmt.Sprintf("client %d (%s)", i+1, bc.site), Recorder: bc.rec})
+	}
+	var cpu []stats.CPUUsage
+	for _, name := range slices.Sorted(maps.Keys(cpuEnd)) {
+		cpu = append(cpu, stats.CPUUsage{Name: name, Seconds: (cpuEnd[name] - cpuStart[name]).Seconds()})
+	}
+	return stats.BuildReport(stats.Run{
+		Protocol:          r.cfg.Protocol,
+		Replicas:          len(r.cfg.Replicas),
+		Clients:           len(r.clients),
+		SessionsPerClient: r.cfg.Clients.Threads,
+	}, recs, cpu)
+}

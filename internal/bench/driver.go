@@ -1,0 +1,91 @@
+package bench
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hybridkv/hybridkv/client"
+	"github.com/hybridkv/hybridkv/internal/stats"
+	"github.com/hybridkv/hybridkv/internal/wire"
+	"github.com/hybridkv/hybridkv/internal/workload"
+)
+
+// driver keeps one session's pipeline full. Its callbacks run on the
+// client's event loop; the mutex only guards the start, which runs on the
+// benchmark's goroutine while early completions may already arrive.
+type driver struct {
+	mu       sync.Mutex
+	session  *client.Session
+	gen      *workload.Generator
+	rec      *stats.Recorder
+	pendings int
+	limit    int // operations to issue; 0 = until stopped
+	issued   int
+	inflight int
+	writes   uint64
+	stopped  *atomic.Bool
+	ops      *atomic.Int64
+	drained  chan struct{}
+	closed   bool
+}
+
+func (d *driver) start() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.inflight < d.pendings && d.more() {
+		d.issue()
+	}
+	d.maybeDrained()
+}
+
+func (d *driver) more() bool {
+	return !d.stopped.Load() && (d.limit == 0 || d.issued < d.limit)
+}
+
+// issue submits the next operation; d.mu is held.
+func (d *driver) issue() {
+	kind, level, key := d.gen.Next()
+	var value []byte
+	if kind.IsWrite() {
+		// The value names its write (session, write number), so a read can
+		// be traced to the write it observed.
+		d.writes++
+		value = d.gen.Value(wire.OpID{Session: d.session.ID(), Seq: d.writes})
+	}
+	d.issued++
+	d.inflight++
+	class := stats.ClassOf(level, kind)
+	d.session.Submit(kind, key, value, level, func(r client.Result) { d.done(class, r) })
+}
+
+func (d *driver) done(class stats.Class, r client.Result) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.inflight--
+	now := time.Now()
+	if r.Err != nil {
+		d.rec.RecordFailure(class, now)
+	} else {
+		d.rec.Record(class, r.Latency, r.Path, now)
+	}
+	d.ops.Add(1)
+	if d.more() {
+		d.issue()
+	}
+	d.maybeDrained()
+}
+
+func (d *driver) maybeDrained() {
+	if d.inflight == 0 && !d.more() && !d.closed {
+		d.closed = true
+		close(d.drained)
+	}
+}
+
+// stop ends issuing; the driver drains what is in flight.
+func (d *driver) stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.maybeDrained()
+}

@@ -1,0 +1,143 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/hybridkv/hybridkv/internal/config"
+)
+
+// Process is one replica running as a child process.
+type Process struct {
+	ID  uint64
+	Cmd *exec.Cmd
+	Log string // path of its combined output
+	// exited is closed when the process has been waited for.
+	exited chan struct{}
+	err    error
+}
+
+// Processes is a cluster of child processes.
+type Processes struct {
+	Dir   string
+	Procs []*Process
+}
+
+// Spawn starts every replica of cfg as `binary server --config F --id N`,
+// logging to files in dir, and waits until each accepts connections.
+func Spawn(ctx context.Context, binary string, cfg *config.Config, dir string) (*Processes, error) {
+	raw, err := cfg.YAML()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cfgPath := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(cfgPath, raw, 0o644); err != nil {
+		return nil, err
+	}
+	ps := &Processes{Dir: dir}
+	for _, r := range cfg.Replicas {
+		p, err := spawnOne(binary, cfgPath, dir, r.ID)
+		if err != nil {
+			ps.Stop()
+			return nil, err
+		}
+		ps.Procs = append(ps.Procs, p)
+	}
+	for i, r := range cfg.Replicas {
+		if err := waitListening(ctx, r.Addr, ps.Procs[i]); err != nil {
+			ps.Stop()
+			return nil, fmt.Errorf("replica %d: %w (see %s)", r.ID, err, ps.Procs[i].Log)
+		}
+	}
+	return ps, nil
+}
+
+func spawnOne(binary, cfgPath, dir string, id uint64) (*Process, error) {
+	logPath := filepath.Join(dir, fmt.Sprintf("replica-%d.log", id))
+	out, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(binary, "server", "--config", cfgPath, "--id", strconv.FormatUint(id, 10))
+	cmd.Stdout, cmd.Stderr = out, out
+	// Own process group: a Ctrl-C at the terminal reaches the parent, which
+	// then stops its children in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("start replica %d: %w", id, err)
+	}
+	p := &Process{ID: id, Cmd: cmd, Log: logPath, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		out.Close()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+func waitListening(ctx context.Context, addr string, p *Process) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("exited early: %v", p.err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return errors.New("not listening after 15s")
+		}
+	}
+}
+
+// Kill stops one replica at once (SIGKILL), as a crash would.
+func (p *Process) Kill() {
+	_ = p.Cmd.Process.Kill()
+	<-p.exited
+}
+
+// Running reports whether the process has not exited.
+func (p *Process) Running() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Stop asks every replica to exit (SIGTERM), and kills those that have not
+// after a grace period.
+func (ps *Processes) Stop() {
+	for _, p := range ps.Procs {
+		if p.Running() {
+			_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, p := range ps.Procs {
+		select {
+		case <-p.exited:
+		case <-time.After(time.Until(deadline)):
+			p.Kill()
+		}
+	}
+}

@@ -1,0 +1,403 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Protocol names accepted in Config.Protocol.
+const (
+	ProtocolCURP   = "curp"
+	ProtocolCURPHT = "curp-ht"
+	ProtocolCURPHO = "curp-ho"
+	ProtocolRaft   = "raft"
+)
+
+// Protocols lists the accepted protocol names, default first.
+var Protocols = []string{ProtocolCURP, ProtocolCURPHT, ProtocolCURPHO, ProtocolRaft}
+
+// Config describes one deployment and the benchmark run against it.
+type Config struct {
+	// Protocol is the replication protocol every replica and client runs:
+	// "curp", "curp-ht", "curp-ho" or "raft". Default "curp".
+	Protocol string `yaml:"protocol"`
+	// Sites names the locations processes run at; delays are emulated
+	// between sites, never within one. Default ["site0", "site1", "site2"].
+	Sites []string `yaml:"sites"`
+	// Replicas lists the replica processes. Default (also when the file gives
+	// none): one replica per site, in site order, with IDs 1, 2, ... and
+	// addresses 127.0.0.1:7001, 127.0.0.1:7002, ...
+	Replicas []Replica `yaml:"replicas"`
+	// Clients places the benchmark's client processes.
+	Clients Clients `yaml:"clients"`
+	// Network is the wide-area emulation.
+	Network Network `yaml:"network"`
+	// Raft holds the timing of log replication, shared by every protocol
+	// (all of them order writes through a raft log).
+	Raft RaftParams `yaml:"raft"`
+	// Client holds client-side timeouts.
+	Client ClientParams `yaml:"client"`
+	// Bench is the benchmark workload.
+	Bench Bench `yaml:"bench"`
+}
+
+// Replica is one replica process.
+type Replica struct {
+	// ID is the replica's raft ID, in [1, 2^32): IDs from 2^32 up name
+	// clients. No default for an explicitly listed replica.
+	ID uint64 `yaml:"id"`
+	// Addr is the host:port the replica listens on and peers dial.
+	Addr string `yaml:"addr"`
+	// Site is one of Config.Sites.
+	Site string `yaml:"site"`
+}
+
+// Clients places the client processes.
+type Clients struct {
+	// Sites has one entry per client process: the site it runs at. Default
+	// (also when the file gives none): one client at each site that hosts a
+	// replica, in order of first appearance in Replicas, so each client is
+	// co-located with a replica as in the reference setup.
+	Sites []string `yaml:"sites"`
+	// Threads is the number of sessions (concurrent logical clients) in each
+	// client process. Default 2.
+	Threads int `yaml:"threads"`
+}
+
+// Network is the emulated wide-area network.
+type Network struct {
+	// OneWayMs is the one-way delay in milliseconds between any two distinct
+	// sites that Matrix does not override. Default 25 (a 50 ms round trip).
+	OneWayMs float64 `yaml:"one_way_ms"`
+	// JitterMs is the bound of a random extra delay added to each message,
+	// in milliseconds; per-connection FIFO order is kept regardless.
+	// Default 0.
+	JitterMs float64 `yaml:"jitter_ms"`
+	// Matrix overrides OneWayMs per site pair: Matrix[a][b] is the one-way
+	// delay from a to b in milliseconds. A pair given in one direction only
+	// applies to both. Default none.
+	Matrix map[string]map[string]float64 `yaml:"matrix"`
+	// Emulate turns the delays on. Off, messages go out at once: the setting
+	// for real multi-machine deployments. Default true.
+	Emulate bool `yaml:"emulate"`
+	// FlushDelayUs is how long, in microseconds, a connection's writer waits
+	// for more messages before flushing, trading latency for fewer system
+	// calls. Default 0 (flush as soon as the send queue is empty).
+	FlushDelayUs int `yaml:"flush_delay_us"`
+}
+
+// RaftParams is the timing of leader election and log replication.
+type RaftParams struct {
+	// TickMs is the length of one raft tick in milliseconds. Default 10.
+	TickMs int `yaml:"tick_ms"`
+	// ElectionTicks is the election timeout in ticks (randomized by raft up
+	// to twice this). It must exceed HeartbeatTicks. Default 10. Note that
+	// with emulated delays an election timeout below a round trip between
+	// sites makes leadership flap.
+	ElectionTicks int `yaml:"election_ticks"`
+	// HeartbeatTicks is the leader's heartbeat interval in ticks. Default 1.
+	HeartbeatTicks int `yaml:"heartbeat_ticks"`
+	// BatchDelayUs is how long, in microseconds, the leader gathers
+	// operations before proposing them as one batch. Default 100.
+	BatchDelayUs int `yaml:"batch_delay_us"`
+	// MaxBatch caps the operations in one proposal batch; a full batch is
+	// proposed without waiting out BatchDelayUs. Default 256.
+	MaxBatch int `yaml:"max_batch"`
+}
+
+// ClientParams are the client library's timeouts.
+type ClientParams struct {
+	// RetryMs is how long, in milliseconds, a client waits for an answer
+	// before re-sending an operation (with the same identity, so it still
+	// takes effect once). Default 500.
+	RetryMs int `yaml:"retry_ms"`
+	// TimeoutMs is how long, in milliseconds, a client keeps retrying an
+	// operation before failing it. Must be at least RetryMs. Default 10000.
+	TimeoutMs int `yaml:"timeout_ms"`
+}
+
+// Bench is the benchmark workload. Percentages are whole numbers in [0, 100].
+type Bench struct {
+	// Reqs is the number of operations each session issues; 0 runs for
+	// DurationS instead. Default 0.
+	Reqs int `yaml:"reqs"`
+	// DurationS is the measured window in seconds when Reqs is 0. Default 15,
+	// so a default run, start-up and warm-up included, takes well under a
+	// minute.
+	DurationS float64 `yaml:"duration_s"`
+	// WarmupS is how long, in seconds, sessions run before measurement
+	// starts, so connection set-up and the first election are not measured.
+	// Default 3.
+	WarmupS float64 `yaml:"warmup_s"`
+	// Pendings is the most operations a session keeps in flight at once.
+	// Default 1 (closed loop).
+	Pendings int `yaml:"pendings"`
+	// Writes is the percentage of strong operations that are writes.
+	// Default 10.
+	Writes int `yaml:"writes"`
+	// WeakRatio is the percentage of operations that are weak. Default 50.
+	// Protocols without weak operations serve them as strong ones.
+	WeakRatio int `yaml:"weak_ratio"`
+	// WeakWrites is the percentage of weak operations that are writes.
+	// Default 10.
+	WeakWrites int `yaml:"weak_writes"`
+	// Conflicts is the percentage of operations that go to one shared hot
+	// key instead of a key drawn from the distribution. Default 0.
+	Conflicts int `yaml:"conflicts"`
+	// KeySpace is the number of distinct keys, 0 .. KeySpace-1.
+	// Default 1,000,000.
+	KeySpace uint64 `yaml:"key_space"`
+	// ZipfSkew is the skew of the key distribution, in [0, 1): 0 is uniform,
+	// 0.99 is YCSB's usual value. Default 0.99.
+	ZipfSkew float64 `yaml:"zipf_skew"`
+	// CommandSize is the size of a written value in bytes, at least 16
+	// because every value embeds the 16-byte identity of the operation that
+	// wrote it (so reads can be traced to writes), at most 1 MiB. Default 100.
+	CommandSize int `yaml:"command_size"`
+	// Seed seeds the workload generators; runs with the same seed and
+	// configuration issue the same operations. Default 1.
+	Seed uint64 `yaml:"seed"`
+}
+
+// Limits that validation enforces.
+const (
+	// MaxReplicaID is the largest replica ID; larger IDs belong to clients.
+	MaxReplicaID = 1<<32 - 1
+	// MinCommandSize is the smallest value size: a value carries the 16-byte
+	// identity of its write.
+	MinCommandSize = 16
+	// MaxCommandSize bounds value sizes well below the wire's frame limit.
+	MaxCommandSize = 1 << 20
+)
+
+// Default returns the default configuration: CURP on three replicas at three
+// sites 25 ms apart, one two-session client next to each replica.
+func Default() Config {
+	c := Config{
+		Protocol: ProtocolCURP,
+		Sites:    []string{"site0", "site1", "site2"},
+		Clients:  Clients{Threads: 2},
+		Network: Network{
+			OneWayMs: 25,
+			Emulate:  true,
+		},
+		Raft: RaftParams{
+			TickMs:         10,
+			ElectionTicks:  10,
+			HeartbeatTicks: 1,
+			BatchDelayUs:   100,
+			MaxBatch:       256,
+		},
+		Client: ClientParams{
+			RetryMs:   500,
+			TimeoutMs: 10000,
+		},
+		Bench: Bench{
+			DurationS:   15,
+			WarmupS:     3,
+			Pendings:    1,
+			Writes:      10,
+			WeakRatio:   50,
+			WeakWrites:  10,
+			KeySpace:    1_000_000,
+			ZipfSkew:    0.99,
+			CommandSize: 100,
+			Seed:        1,
+		},
+	}
+	c.FillDerived()
+	return c
+}
+
+// FillDerived fills the lists whose defaults depend on other fields: replicas
+// from sites, client sites from replicas.
+func (c *Config) FillDerived() {
+	if len(c.Replicas) == 0 {
+		c.Replicas = make([]Replica, len(c.Sites))
+		for i, s := range c.Sites {
+			c.Replicas[i] = Replica{
+				ID:   uint64(i + 1),
+				Addr: fmt.Sprintf("127.0.0.1:%d", 7001+i),
+				Site: s,
+			}
+		}
+	}
+	if len(c.Clients.Sites) == 0 {
+		seen := make(map[string]bool)
+		for _, r := range c.Replicas {
+			if !seen[r.Site] {
+				seen[r.Site] = true
+				c.Clients.Sites = append(c.Clients.Sites, r.Site)
+			}
+		}
+	}
+}
+
+// Load reads and parses the configuration file at path.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, err
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes a YAML configuration over the defaults and validates it.
+// Fields the document leaves out keep their defaults; an empty document is
+// the default configuration.
+func Parse(data []byte) (Config, error) {
+	c := Default()
+	// Derived lists are re-derived after decoding, from whatever sites and
+	// replicas the document chose, unless it lists them itself.
+	c.Replicas = nil
+	c.Clients.Sites = nil
+
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, err
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return Config{}, err
+		}
+		return Config{}, errors.New("more than one YAML document")
+	}
+	// An empty matrix reads back as an empty map; nil is the one
+	// representation of "no overrides", so configs compare equal.
+	if len(c.Network.Matrix) == 0 {
+		c.Network.Matrix = nil
+	}
+	c.FillDerived()
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// YAML encodes the configuration, every field included, in the form Parse
+// reads back to an equal Config.
+func (c Config) YAML() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// SiteIndex returns the position of the named site in Sites: the site number
+// processes exchange on the wire.
+func (c *Config) SiteIndex(name string) (uint32, bool) {
+	for i, s := range c.Sites {
+		if s == name {
+			return uint32(i), true
+		}
+	}
+	return 0, false
+}
+
+// F returns the number of replica failures the deployment tolerates:
+// N = 2F+1.
+func (c *Config) F() int { return (len(c.Replicas) - 1) / 2 }
+
+// Majority returns the replication quorum, F+1.
+func (c *Config) Majority() int { return c.F() + 1 }
+
+// Superquorum returns CURP's fast-path quorum, F + ceil(F/2) + 1: 3 of 3,
+// 4 of 5. Any F+1 survivors then include at least ceil(F/2)+1 witnesses of
+// every fast-path operation, more than half of them, which is how recovery
+// finds each such operation and never two conflicting ones.
+func (c *Config) Superquorum() int {
+	f := c.F()
+	return f + (f+1)/2 + 1
+}
+
+// OneWay returns the one-way delay between every pair of sites, indexed by
+// SiteIndex: zero on the diagonal, Network.Matrix where it has the pair (in
+// either direction), Network.OneWayMs otherwise. With emulation off every
+// delay is zero.
+func (c *Config) OneWay() [][]time.Duration {
+	n := len(c.Sites)
+	d := make([][]time.Duration, n)
+	for i := range d {
+		d[i] = make([]time.Duration, n)
+	}
+	if !c.Network.Emulate {
+		return d
+	}
+	for i, a := range c.Sites {
+		for j, b := range c.Sites {
+			if i == j {
+				continue
+			}
+			ms := c.Network.OneWayMs
+			if v, ok := c.Network.Matrix[a][b]; ok {
+				ms = v
+			} else if v, ok := c.Network.Matrix[b][a]; ok {
+				ms = v
+			}
+			d[i][j] = millis(ms)
+		}
+	}
+	return d
+}
+
+// Jitter returns the jitter bound, zero with emulation off.
+func (n *Network) Jitter() time.Duration {
+	if !n.Emulate {
+		return 0
+	}
+	return millis(n.JitterMs)
+}
+
+// FlushDelay returns FlushDelayUs as a duration.
+func (n *Network) FlushDelay() time.Duration {
+	return time.Duration(n.FlushDelayUs) * time.Microsecond
+}
+
+// Tick returns the raft tick length.
+func (r *RaftParams) Tick() time.Duration { return time.Duration(r.TickMs) * time.Millisecond }
+
+// BatchDelay returns the leader's batching delay.
+func (r *RaftParams) BatchDelay() time.Duration {
+	return time.Duration(r.BatchDelayUs) * time.Microsecond
+}
+
+// Retry returns the client's re-send interval.
+func (p *ClientParams) Retry() time.Duration { return time.Duration(p.RetryMs) * time.Millisecond }
+
+// Timeout returns how long a client retries an operation before failing it.
+func (p *ClientParams) Timeout() time.Duration {
+	return time.Duration(p.TimeoutMs) * time.Millisecond
+}
+
+// Duration returns the measured window (meaningful when Reqs is 0).
+func (b *Bench) Duration() time.Duration { return seconds(b.DurationS) }
+
+// Warmup returns the warm-up period.
+func (b *Bench) Warmup() time.Duration { return seconds(b.WarmupS) }
+
+func millis(ms float64) time.Duration {
+	return time.Duration(math.Round(ms * float64(time.Millisecond)))
+}
+
+func seconds(s float64) time.Duration {
+	return time.Duration(math.Round(s * float64(time.Second)))
+}

@@ -1,0 +1,71 @@
+// Package protocols names every protocol hybridkv can run and builds its
+// cores, so the server, the client library, the simulator and the benchmark
+// agree on what "curp" means.
+package protocols
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// ReplicaOptions are the tuning knobs shared by replica cores.
+type ReplicaOptions struct {
+	MaxBatch int
+	Logger   *slog.Logger
+}
+
+// ClientOptions configure a client core.
+type ClientOptions struct {
+	ID       wire.NodeID
+	Replicas []wire.NodeID
+	// Closest is the replica nearest to the client (weak reads go there).
+	Closest    wire.NodeID
+	RetryTicks int
+}
+
+// Protocol is one protocol's constructors and traits.
+type Protocol struct {
+	Name       string
+	NewReplica func(protocol.ReplicaConfig, ReplicaOptions) (protocol.Replica, error)
+	NewClient  func(ClientOptions) protocol.Client
+	// WeakAsStrong is set for protocols with no weak path: they serve weak
+	// operations as strong ones, and reports say so.
+	WeakAsStrong bool
+}
+
+var all = []Protocol{
+	{
+		Name: "curp",
+		NewReplica: func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
+			return curp.NewReplica(cfg, curp.Options{MaxBatch: o.MaxBatch, Logger: o.Logger})
+		},
+		NewClient: func(o ClientOptions) protocol.Client {
+			return curp.NewClient(curp.ClientConfig{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks})
+		},
+		WeakAsStrong: true,
+	},
+}
+
+// Lookup returns the protocol called name.
+func Lookup(name string) (Protocol, error) {
+	i := slices.IndexFunc(all, func(p Protocol) bool { return p.Name == name })
+	if i < 0 {
+		return Protocol{}, fmt.Errorf("unknown protocol %q (have %s)", name, strings.Join(Names(), ", "))
+	}
+	return all[i], nil
+}
+
+// Names lists the protocols in the order benchmarks run them.
+func Names() []string {
+	names := make([]string, len(all))
+	for i, p := range all {
+		names[i] = p.Name
+	}
+	return names
+}

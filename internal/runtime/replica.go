@@ -1,0 +1,94 @@
+package runtime
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/transport"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// ReplicaConfig describes one replica process's loop.
+type ReplicaConfig struct {
+	Core      protocol.Replica
+	Transport transport.Config
+	// Tick is the wall-clock length of one core tick.
+	Tick time.Duration
+	// BatchDelay is how long the first client request of a batch may wait
+	// for others before the batch is proposed; 0 proposes at once.
+	BatchDelay time.Duration
+}
+
+// Replica runs a replica core.
+type Replica struct {
+	cfg    ReplicaConfig
+	inbox  *Inbox
+	tr     *transport.Transport
+	status atomic.Pointer[protocol.Status]
+}
+
+// NewReplica opens the replica's transport (it listens at once, so peers and
+// clients can connect while the caller gets ready to Run).
+func NewReplica(cfg ReplicaConfig) (*Replica, error) {
+	r := &Replica{cfg: cfg, inbox: NewInbox()}
+	tr, err := transport.New(cfg.Transport, r.inbox.Put)
+	if err != nil {
+		return nil, err
+	}
+	r.tr = tr
+	st := cfg.Core.Status()
+	r.status.Store(&st)
+	return r, nil
+}
+
+// Transport returns the replica's transport (for its address and stats).
+func (r *Replica) Transport() *transport.Transport { return r.tr }
+
+// Status returns the core's status as of the last loop iteration; safe for
+// concurrent use.
+func (r *Replica) Status() protocol.Status { return *r.status.Load() }
+
+// Run drives the core until ctx ends, then closes the transport.
+func (r *Replica) Run(ctx context.Context) error {
+	defer r.tr.Close()
+	ticker := time.NewTicker(r.cfg.Tick)
+	defer ticker.Stop()
+	batch := time.NewTimer(time.Hour)
+	batch.Stop()
+	batchArmed := false
+	core := r.cfg.Core
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.inbox.Wake():
+		case <-ticker.C:
+			core.Tick()
+		case <-batch.C:
+			batchArmed = false
+			core.Flush()
+		}
+		requests := false
+		for _, in := range r.inbox.Take() {
+			if _, ok := in.Msg.(*wire.Request); ok {
+				requests = true
+			}
+			core.Step(in.From, in.Msg)
+		}
+		if requests {
+			switch {
+			case r.cfg.BatchDelay <= 0:
+				core.Flush()
+			case !batchArmed:
+				batch.Reset(r.cfg.BatchDelay)
+				batchArmed = true
+			}
+		}
+		r.tr.SendAll(core.Ready())
+		core.Advance()
+		st := core.Status()
+		r.status.Store(&st)
+	}
+}

@@ -1,0 +1,504 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+type sample struct {
+	name string
+	msg  Message
+}
+
+func u64(v uint64) *uint64 { return proto.Uint64(v) }
+
+// opData is a raft entry payload as replicas propose it: encoded operations.
+func opData(ops ...Op) []byte {
+	var b []byte
+	for i := range ops {
+		b = AppendOp(b, &ops[i])
+	}
+	return b
+}
+
+func confChangeData() []byte {
+	b, err := proto.Marshal(&raftpb.ConfChange{
+		Type:   raftpb.ConfChangeType_ConfChangeAddNode.Enum(),
+		NodeId: u64(4),
+	})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// raftSamples covers the messages replicas exchange, with the field
+// combinations raft produces, plus explicitly present zero values, which must
+// come back present.
+func raftSamples() []sample {
+	normal := raftpb.EntryType_EntryNormal
+	return []sample{
+		{"raft-app", &Raft{M: &raftpb.Message{
+			Type: raftpb.MessageType_MsgApp.Enum(), To: u64(2), From: u64(1), Term: u64(7),
+			LogTerm: u64(6), Index: u64(41), Commit: u64(40),
+			Entries: []*raftpb.Entry{
+				// The empty entry a new leader appends: Data absent.
+				{Term: u64(7), Index: u64(42), Type: normal.Enum()},
+				{Term: u64(7), Index: u64(43), Type: normal.Enum(), Data: opData(
+					Op{ID: OpID{Session: 1 << 40, Seq: 9}, Kind: Put, Key: 12, Value: []byte("twelve")},
+					Op{ID: OpID{Session: 3, Seq: 1}, Level: Weak, Kind: Put, Key: math.MaxUint64, Value: bytes.Repeat([]byte{0xab}, 300)},
+				)},
+				{Term: u64(7), Index: u64(44), Type: raftpb.EntryType_EntryConfChange.Enum(), Data: confChangeData()},
+				{Term: u64(7), Index: u64(45), Type: raftpb.EntryType_EntryConfChangeV2.Enum(), Data: []byte{0}},
+				// Type absent rather than EntryNormal: presence must survive.
+				{Term: u64(7), Index: u64(46), Data: []byte("x")},
+			},
+		}}},
+		{"raft-app-resp-reject", &Raft{M: &raftpb.Message{
+			Type: raftpb.MessageType_MsgAppResp.Enum(), To: u64(1), From: u64(3), Term: u64(7),
+			Index: u64(41), Reject: proto.Bool(true), RejectHint: u64(30), LogTerm: u64(5),
+		}}},
+		{"raft-app-resp-zeros", &Raft{M: &raftpb.Message{
+			Type: raftpb.MessageType_MsgAppResp.Enum(), To: u64(0), From: u64(0), Term: u64(0),
+			LogTerm: u64(0), Index: u64(0), Commit: u64(0), Vote: u64(0),
+			Reject: proto.Bool(false), RejectHint: u64(0),
+		}}},
+		{"raft-heartbeat", &Raft{M: &raftpb.Message{
+			Type: raftpb.MessageType_MsgHeartbeat.Enum(), To: u64(3), From: u64(1), Term: u64(7),
+			Commit: u64(45), Context: []byte("read-index-ctx"),
+		}}},
+		{"raft-vote", &Raft{M: &raftpb.Message{
+			Type: raftpb.MessageType_MsgVote.Enum(), To: u64(2), From: u64(3), Term: u64(8),
+			LogTerm: u64(7), Index: u64(46), Context: []byte("CampaignTransfer"),
+		}}},
+		{"raft-prop", &Raft{M: &raftpb.Message{
+			// A proposal forwarded to the leader: entries without term or index.
+			Type: raftpb.MessageType_MsgProp.Enum(), To: u64(1), From: u64(2),
+			Entries: []*raftpb.Entry{{Data: []byte("op")}, {Data: []byte("op2")}},
+		}}},
+		{"raft-snap", &Raft{M: &raftpb.Message{
+			Type: raftpb.MessageType_MsgSnap.Enum(), To: u64(3), From: u64(1), Term: u64(9),
+			Snapshot: &raftpb.Snapshot{
+				Data: bytes.Repeat([]byte("state"), 1000),
+				Metadata: &raftpb.SnapshotMetadata{
+					ConfState: &raftpb.ConfState{Voters: []uint64{1, 2, 3}, Learners: []uint64{4}},
+					Index:     u64(1000), Term: u64(9),
+				},
+			},
+		}}},
+		{"raft-empty-snapshot", &Raft{M: &raftpb.Message{
+			// Older peers send a non-nil, empty snapshot on other messages.
+			Type: raftpb.MessageType_MsgHeartbeatResp.Enum(), To: u64(1), From: u64(2),
+			Term: u64(9), Snapshot: &raftpb.Snapshot{},
+		}}},
+		{"raft-forget-leader", &Raft{M: &raftpb.Message{
+			Type: raftpb.MessageType_MsgForgetLeader.Enum(),
+		}}},
+	}
+}
+
+// samples returns one or more valid messages of every type.
+func samples() []sample {
+	s := []sample{
+		{"hello-replica", &Hello{From: 3, Site: 2}},
+		{"hello-client", &Hello{From: FirstClientID + 17, Site: 0}},
+		{"hello-zero", &Hello{}},
+		{"request-get", &Request{Op: Op{ID: OpID{Session: uint64(FirstClientID)<<8 | 1, Seq: 1}, Key: 99}}},
+		{"request-weak-put", &Request{
+			Op:         Op{ID: OpID{Session: 12, Seq: 300}, Level: Weak, Kind: Put, Key: 1<<63 + 5, Value: bytes.Repeat([]byte{'v'}, 100)},
+			AckedBelow: 290, PrevWeak: 297, Flags: FlagRetry,
+		}},
+		{"request-max", &Request{
+			Op:         Op{ID: OpID{Session: math.MaxUint64, Seq: math.MaxUint64}, Level: Weak, Kind: Put, Key: math.MaxUint64, Value: []byte{0}},
+			AckedBelow: math.MaxUint64, PrevWeak: math.MaxUint64, Flags: 0xff,
+		}},
+		{"reply-speculative", &Reply{Kind: ReplySpeculative, ID: OpID{Session: 12, Seq: 4}, Term: 3, Leader: 1,
+			Ok: true, Found: true, Value: []byte("value"), Slot: 77, Applied: 70}},
+		{"reply-witness-deps", &Reply{Kind: ReplyWitness, ID: OpID{Session: 12, Seq: 5}, Term: 3, Leader: 1,
+			Ok: true, Deps: []uint64{1, 2, 300, math.MaxUint64}, ReadDep: OpID{Session: 40, Seq: 2}}},
+		{"reply-sync-found-empty", &Reply{Kind: ReplySync, ID: OpID{Session: 1, Seq: 1}, Found: true, Slot: 5, Applied: 5}},
+		{"reply-weak", &Reply{Kind: ReplyWeak, ID: OpID{Session: 2, Seq: 9}, Value: []byte("w"), Slot: 3, Applied: 10}},
+		{"reply-not-leader", &Reply{Kind: ReplyNotLeader, ID: OpID{Session: 2, Seq: 9}, Term: 4, Leader: 3}},
+		{"recover", &Recover{Term: 12}},
+		{"recover-reply", &RecoverReply{Term: 12, Ops: []Op{
+			{ID: OpID{Session: 1, Seq: 2}, Kind: Put, Key: 3, Value: []byte("v")},
+			{ID: OpID{Session: 4, Seq: 5}, Level: Weak, Kind: Put, Key: 6},
+			{ID: OpID{Session: 7, Seq: 8}, Kind: Get, Key: 9},
+		}}},
+		{"recover-reply-empty", &RecoverReply{Term: 1}},
+	}
+	return append(s, raftSamples()...)
+}
+
+// equalMessage compares messages as the protocol sees them: raft messages
+// with proto.Equal, so field presence counts; our own messages field by
+// field, where an empty slice and a nil one mean the same.
+func equalMessage(a, b Message) bool {
+	if ra, ok := a.(*Raft); ok {
+		rb, ok := b.(*Raft)
+		return ok && proto.Equal(ra.M, rb.M)
+	}
+	return equalValue(reflect.ValueOf(a), reflect.ValueOf(b))
+}
+
+func equalValue(a, b reflect.Value) bool {
+	if a.Type() != b.Type() {
+		return false
+	}
+	switch a.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return equalValue(a.Elem(), b.Elem())
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if !equalValue(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for i := range a.Len() {
+			if !equalValue(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Bool:
+		return a.Bool() == b.Bool()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return a.Uint() == b.Uint()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int()
+	case reflect.String:
+		return a.String() == b.String()
+	}
+	panic("equalValue: unexpected kind " + a.Kind().String())
+}
+
+func describe(m Message) string {
+	if r, ok := m.(*Raft); ok {
+		return "raft " + r.M.String()
+	}
+	return fmt.Sprintf("%T%+v", m, m)
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, s := range samples() {
+		t.Run(s.name, func(t *testing.T) {
+			enc := Append(nil, s.msg)
+			if Type(enc[0]) != s.msg.Type() {
+				t.Fatalf("type byte %d, want %d", enc[0], s.msg.Type())
+			}
+			got, err := Decode(enc)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if !equalMessage(s.msg, got) {
+				t.Fatalf("round trip\n got %s\nwant %s", describe(got), describe(s.msg))
+			}
+			// Appending after existing bytes must not disturb them, and must
+			// produce the same encoding.
+			prefix := []byte("prefix")
+			b := Append(append([]byte(nil), prefix...), s.msg)
+			if !bytes.Equal(b[:len(prefix)], prefix) || !bytes.Equal(b[len(prefix):], enc) {
+				t.Fatalf("Append after a prefix gave %x, want %x%x", b, prefix, enc)
+			}
+			// Encoding is a function of the message: decode-encode is stable.
+			if again := Append(nil, got); !bytes.Equal(again, enc) {
+				t.Fatalf("re-encoding changed bytes\n got %x\nwant %x", again, enc)
+			}
+		})
+	}
+}
+
+func TestTypeString(t *testing.T) {
+	for _, s := range samples() {
+		if name := s.msg.Type().String(); strings.HasPrefix(name, "type(") {
+			t.Errorf("%s: type %d has no name", s.name, s.msg.Type())
+		}
+	}
+	if Type(0).String() != "type(0)" {
+		t.Errorf("Type(0) = %q", Type(0).String())
+	}
+}
+
+// TestRoundTripEdgeCases lists inputs whose exact round trip the codec does
+// not yet provide; each is marked with the gap so a fix shows up as a test
+// asking for the mark to be removed.
+func TestRoundTripEdgeCases(t *testing.T) {
+	app := raftpb.MessageType_MsgApp.Enum
+	tests := []struct {
+		name  string
+		msg   Message
+		input []byte // when msg is nil: decode this, then round-trip the result
+		gap   string
+	}{
+		{name: "hello-site-2^31", msg: &Hello{From: 1, Site: 1 << 31}},
+		{name: "hello-site-2^31+1", msg: &Hello{From: 1, Site: 1<<31 + 1},
+			gap: "Hello decoding rejects sites above 1<<31 that fit the uint32 field"},
+		{name: "hello-site-max", msg: &Hello{From: 1, Site: math.MaxUint32},
+			gap: "Hello decoding rejects sites above 1<<31 that fit the uint32 field"},
+		{name: "raft-context-empty-present", msg: &Raft{M: &raftpb.Message{Type: app(), Context: []byte{}}},
+			gap: "an empty, present Context decodes as absent"},
+		{name: "raft-entry-data-empty-present", msg: &Raft{M: &raftpb.Message{Type: app(),
+			Entries: []*raftpb.Entry{{Term: u64(1), Index: u64(1), Data: []byte{}}}}},
+			gap: "an empty, present entry Data decodes as absent"},
+		{name: "raft-no-type", msg: &Raft{M: &raftpb.Message{To: u64(1)}},
+			gap: "a message without Type encodes as MsgHup, which decoding refuses as local"},
+		{name: "raft-untyped-from-wire",
+			// Field mask without the type bit, type field 8 (MsgHeartbeat).
+			input: []byte("\x020\b00000000\x00\x0e00000000000000\x00"),
+			gap:   "Decode accepts a raft message without Type, whose re-encoding it then refuses"},
+		{name: "raft-responses", msg: &Raft{M: &raftpb.Message{Type: app(),
+			Responses: []*raftpb.Message{{Type: raftpb.MessageType_MsgAppResp.Enum()}}}},
+			gap: "Responses are not encoded"},
+		{name: "snapshot-data-empty-present", msg: &Raft{M: &raftpb.Message{
+			Type: raftpb.MessageType_MsgSnap.Enum(), Snapshot: &raftpb.Snapshot{Data: []byte{}}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg := tt.msg
+			if msg == nil {
+				var err error
+				if msg, err = Decode(tt.input); err != nil {
+					msg = nil // refusing the input closes the gap too
+				}
+			}
+			var got Message
+			var err error
+			ok := msg == nil
+			if !ok {
+				got, err = Decode(Append(nil, msg))
+				ok = err == nil && equalMessage(msg, got)
+			}
+			switch {
+			case ok && tt.gap != "":
+				t.Errorf("round trip now works; remove the gap mark %q", tt.gap)
+			case !ok && tt.gap != "":
+				t.Skipf("known gap: %s (err %v)", tt.gap, err)
+			case !ok:
+				t.Errorf("round trip failed: err %v, got %v", err, got)
+			}
+		})
+	}
+}
+
+func TestDecodeDoesNotAlias(t *testing.T) {
+	for _, s := range samples() {
+		enc := Append(nil, s.msg)
+		got, err := Decode(enc)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		for i := range enc {
+			enc[i] = 0xee
+		}
+		if !equalMessage(s.msg, got) {
+			t.Errorf("%s: decoded message changed with its input", s.name)
+		}
+	}
+}
+
+func TestDecodeTruncated(t *testing.T) {
+	for _, s := range samples() {
+		enc := Append(nil, s.msg)
+		for i := range len(enc) {
+			// A copy of exactly i bytes, so reading past the end cannot hit
+			// bytes of the full encoding.
+			prefix := append([]byte(nil), enc[:i]...)
+			if m, err := Decode(prefix); err == nil {
+				t.Fatalf("%s: Decode of %d/%d bytes succeeded: %s", s.name, i, len(enc), describe(m))
+			} else if m != nil {
+				t.Fatalf("%s: Decode returned a message with error %v", s.name, err)
+			}
+		}
+	}
+	if _, err := Decode(nil); !errors.Is(err, ErrTruncated) {
+		t.Errorf("Decode(nil) = %v, want ErrTruncated", err)
+	}
+}
+
+func TestDecodeTrailingBytes(t *testing.T) {
+	for _, s := range samples() {
+		for _, extra := range [][]byte{{0}, {0xff}, []byte("more")} {
+			enc := append(Append(nil, s.msg), extra...)
+			_, err := Decode(enc)
+			if err == nil || !strings.Contains(err.Error(), "trailing") {
+				t.Errorf("%s + %x: Decode = %v, want trailing-bytes error", s.name, extra, err)
+			}
+		}
+	}
+}
+
+// rawRaft hand-builds a Raft payload so tests can put in values the encoder
+// never writes.
+type rawRaft struct {
+	mask, typ uint64
+	reject    byte
+	entries   []byte // count already included
+	snapshot  []byte // appended as is
+}
+
+func (r rawRaft) bytes() []byte {
+	b := []byte{byte(TypeRaft)}
+	b = binary.AppendUvarint(b, r.mask)
+	b = binary.AppendUvarint(b, r.typ)
+	b = append(b, 1, 2, 3, 4, 5, 6, 7, 8) // to .. rejectHint
+	b = append(b, r.reject)
+	b = append(b, 0) // context
+	if r.entries == nil {
+		b = append(b, 0)
+	}
+	b = append(b, r.entries...)
+	return append(b, r.snapshot...)
+}
+
+func TestDecodeMalformed(t *testing.T) {
+	uv := func(v uint64) []byte { return binary.AppendUvarint(nil, v) }
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	overflow := bytes.Repeat([]byte{0xff}, 11)
+	app := uint64(raftpb.MessageType_MsgApp)
+	tests := []struct {
+		name  string
+		input []byte
+		want  string
+	}{
+		{"type 0", []byte{0, 1, 2}, "unknown message type 0"},
+		{"type 200", []byte{200}, "unknown message type 200"},
+		{"type 255", []byte{255, 0}, "unknown message type 255"},
+		{"varint overflow", cat([]byte{byte(TypeHello)}, overflow), "truncated"},
+		{"hello site beyond uint32", cat([]byte{byte(TypeHello)}, uv(1), uv(1<<32)), "out of range"},
+		{"request bad level", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{2, 0}, uv(1), uv(0), uv(0), uv(0), []byte{0}), "bad level"},
+		{"request bad kind", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 2}, uv(1), uv(0), uv(0), uv(0), []byte{0}), "bad level 0 or kind 2"},
+		{"request value beyond input", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 1}, uv(1), uv(1000), []byte("short")), "truncated"},
+		{"reply kind 0", cat([]byte{byte(TypeReply), 0, 0}, make([]byte, 10)), "bad reply kind 0"},
+		{"reply kind 6", cat([]byte{byte(TypeReply), 6, 0}, make([]byte, 10)), "bad reply kind 6"},
+		{"reply bad flags", cat([]byte{byte(TypeReply), byte(ReplySync), 4}, make([]byte, 10)), "bad reply flags"},
+		{"reply deps count", cat([]byte{byte(TypeReply), byte(ReplySync), 0}, make([]byte, 7), uv(1<<40), []byte{1, 2}), "exceeds input"},
+		{"recover-reply ops count", cat([]byte{byte(TypeRecoverReply)}, uv(1), uv(1<<40), make([]byte, 12)), "exceeds input"},
+		{"recover-reply bad op", cat([]byte{byte(TypeRecoverReply)}, uv(1), uv(1), uv(1), uv(1), []byte{3, 0}, uv(1), uv(0)), "bad level"},
+		{"raft bad mask", rawRaft{mask: hasAll + 1, typ: app}.bytes(), "bad raft field mask"},
+		{"raft type beyond range", rawRaft{mask: hasType, typ: 24}.bytes(), "bad raft message type 24"},
+		{"raft type huge", rawRaft{mask: hasType, typ: 1 << 40}.bytes(), "bad raft message type"},
+		{"raft local MsgHup", rawRaft{mask: hasType, typ: uint64(raftpb.MessageType_MsgHup)}.bytes(), "local-only"},
+		{"raft local MsgBeat", rawRaft{mask: hasType, typ: uint64(raftpb.MessageType_MsgBeat)}.bytes(), "local-only"},
+		{"raft local MsgStorageAppend", rawRaft{mask: hasType, typ: uint64(raftpb.MessageType_MsgStorageAppend)}.bytes(), "local-only"},
+		{"raft bad bool", rawRaft{mask: hasType, typ: app, reject: 2}.bytes(), "bad bool"},
+		{"raft entries count", rawRaft{mask: hasType, typ: app, entries: cat(uv(1<<40), make([]byte, 20))}.bytes(), "exceeds input"},
+		{"raft entry mask", rawRaft{mask: hasType, typ: app, entries: cat(uv(1), []byte{8, 1, 1, 0, 0})}.bytes(), "bad raft entry mask"},
+		{"raft entry type", rawRaft{mask: hasType, typ: app, entries: cat(uv(1), []byte{entHasType, 1, 1, 3, 0})}.bytes(), "bad raft entry type 3"},
+		{"raft entry data beyond input", rawRaft{mask: hasType, typ: app, entries: cat(uv(1), []byte{0, 1, 1, 0, 100, 1, 2, 3, 4})}.bytes(), "truncated"},
+		{"raft snapshot not protobuf", rawRaft{mask: hasType | hasSnapshot, typ: app, snapshot: []byte{2, 0xff, 0xff}}.bytes(), "raft snapshot"},
+		{"raft snapshot missing", rawRaft{mask: hasType | hasSnapshot, typ: app}.bytes(), "truncated"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := Decode(tt.input)
+			if err == nil {
+				t.Fatalf("Decode(%x) = %s, want error", tt.input, describe(m))
+			}
+			if m != nil {
+				t.Errorf("Decode returned a message with error %v", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Decode(%x) = %v, want error containing %q", tt.input, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRawRaftBaseline makes sure the hand-built payloads in TestDecodeMalformed
+// fail for the reason each case names: unmodified, they decode.
+func TestRawRaftBaseline(t *testing.T) {
+	m, err := Decode(rawRaft{mask: hasAll &^ hasSnapshot, typ: uint64(raftpb.MessageType_MsgApp),
+		entries: []byte{1, entHasAll, 1, 1, 0, 0}}.bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &raftpb.Message{Type: raftpb.MessageType_MsgApp.Enum(), To: u64(1), From: u64(2),
+		Term: u64(3), LogTerm: u64(4), Index: u64(5), Commit: u64(6), Vote: u64(7),
+		RejectHint: u64(8), Reject: proto.Bool(false),
+		Entries: []*raftpb.Entry{{Term: u64(1), Index: u64(1), Type: raftpb.EntryType_EntryNormal.Enum()}}}
+	if !proto.Equal(m.(*Raft).M, want) {
+		t.Fatalf("got %v, want %v", m.(*Raft).M, want)
+	}
+}
+
+func TestFrames(t *testing.T) {
+	var stream []byte
+	stream = append(stream, "junk"...)
+	var want []Message
+	for _, s := range samples() {
+		stream = AppendFrame(stream, s.msg)
+		want = append(want, s.msg)
+	}
+	rest := stream[len("junk"):]
+	for i, w := range want {
+		if len(rest) < FrameHeader {
+			t.Fatalf("frame %d: stream ends early", i)
+		}
+		n, err := FrameLen(rest[:FrameHeader])
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if enc := Append(nil, w); n != len(enc) {
+			t.Fatalf("frame %d: length %d, want %d", i, n, len(enc))
+		}
+		got, err := Decode(rest[FrameHeader : FrameHeader+n])
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if !equalMessage(w, got) {
+			t.Fatalf("frame %d: got %s, want %s", i, describe(got), describe(w))
+		}
+		rest = rest[FrameHeader+n:]
+	}
+	if len(rest) != 0 {
+		t.Fatalf("%d bytes left after the last frame", len(rest))
+	}
+}
+
+func TestFrameLen(t *testing.T) {
+	hdr := func(n uint32) []byte { return binary.LittleEndian.AppendUint32(nil, n) }
+	for _, n := range []uint32{1, 2, 1 << 20, MaxFrame} {
+		got, err := FrameLen(hdr(n))
+		if err != nil || got != int(n) {
+			t.Errorf("FrameLen(%d) = %d, %v", n, got, err)
+		}
+	}
+	for _, n := range []uint32{0, MaxFrame + 1, math.MaxUint32} {
+		if got, err := FrameLen(hdr(n)); err == nil {
+			t.Errorf("FrameLen(%d) = %d, want error", n, got)
+		}
+	}
+}
+
+func TestAppendDoesNotAllocate(t *testing.T) {
+	buf := make([]byte, 0, 64<<10)
+	for _, s := range samples() {
+		if r, ok := s.msg.(*Raft); ok && r.M.Snapshot != nil {
+			continue // snapshots go through protobuf
+		}
+		m := s.msg
+		if n := testing.AllocsPerRun(100, func() { buf = Append(buf[:0], m) }); n != 0 {
+			t.Errorf("Append(%s) allocates %v times", s.name, n)
+		}
+		if n := testing.AllocsPerRun(100, func() { buf = AppendFrame(buf[:0], m) }); n != 0 {
+			t.Errorf("AppendFrame(%s) allocates %v times", s.name, n)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Value sizes. A value carries the 16-byte identity of the operation that
+// wrote it, so it cannot be shorter; the upper bound keeps a single value far
+// below what the wire accepts in one frame.
+const (
+	MinValueSize = 16
+	MaxValueSize = 1 << 20
+)
+
+// Config describes an operation mix. Percentages are in [0, 100] and may be
+// fractional.
+type Config struct {
+	// Writes is the percentage of strong operations that are writes.
+	Writes float64
+	// WeakRatio is the percentage of operations that are weak.
+	WeakRatio float64
+	// WeakWrites is the percentage of weak operations that are writes.
+	WeakWrites float64
+	// Conflicts is the percentage of operations, of either level, that go
+	// to HotKey instead of a key drawn from the distribution.
+	Conflicts float64
+	// KeySpace is the number of keys; keys are 0 .. KeySpace-1.
+	KeySpace uint64
+	// ZipfSkew is YCSB's theta, in [0, 1). 0 draws keys uniformly; 0.99 is
+	// YCSB's usual value. Skews of 1 and above are rejected: the YCSB
+	// formulas divide by 1-theta.
+	ZipfSkew float64
+	// ValueSize is the size in bytes of a written value, in
+	// [MinValueSize, MaxValueSize].
+	ValueSize int
+	// HotKey is the key conflicting operations share. It must lie in the
+	// key space; the default, 0, does for every key space.
+	HotKey uint64
+	// Unscrambled draws Zipfian keys as plain ranks, so key 0 is the most
+	// popular, key 1 the next and so on. By default ranks are hashed over
+	// the key space like YCSB's ScrambledZipfianGenerator.
+	Unscrambled bool
+}
+
+// DefaultConfig returns the seeds' usual mix: half the operations weak, 10%
+// writes at each level, no conflicts, YCSB skew 0.99 over a million keys and
+// 100-byte values.
+func DefaultConfig() Config {
+	return Config{
+		Writes:     10,
+		WeakRatio:  50,
+		WeakWrites: 10,
+		Conflicts:  0,
+		KeySpace:   1_000_000,
+		ZipfSkew:   0.99,
+		ValueSize:  100,
+		HotKey:     0,
+	}
+}
+
+// Validate reports every field that is out of range, each error naming its
+// field.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("workload: %s: "+format, append([]any{field}, args...)...))
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"Writes", c.Writes}, {"WeakRatio", c.WeakRatio}, {"WeakWrites", c.WeakWrites}, {"Conflicts", c.Conflicts}} {
+		if !isPercentage(p.v) {
+			bad(p.name, "%v is not a percentage in [0, 100]", p.v)
+		}
+	}
+	if c.KeySpace == 0 {
+		bad("KeySpace", "must be at least 1")
+	} else if c.HotKey >= c.KeySpace {
+		bad("HotKey", "%d is outside the key space [0, %d)", c.HotKey, c.KeySpace)
+	}
+	if !(c.ZipfSkew >= 0 && c.ZipfSkew < 1) {
+		bad("ZipfSkew", "%v is not in [0, 1) (0 is uniform, 0.99 is the usual YCSB skew)", c.ZipfSkew)
+	}
+	if c.ValueSize < MinValueSize || c.ValueSize > MaxValueSize {
+		bad("ValueSize", "%d is not in [%d, %d]: a value embeds the %d-byte identity of its write",
+			c.ValueSize, MinValueSize, MaxValueSize, MinValueSize)
+	}
+	return errors.Join(errs...)
+}
+
+// isPercentage also rejects NaN, which fails every comparison.
+func isPercentage(v float64) bool { return v >= 0 && v <= 100 && !math.IsNaN(v) }

@@ -1,0 +1,24 @@
+// Package workload generates the benchmark's operation mix: which level
+// (strong or weak), which kind (get or put) and which key each operation of
+// a session uses, and the value a put writes.
+//
+// The mix follows the seeds' parameters so results stay comparable: a
+// share of weak operations, separate write shares for strong and weak
+// operations, a share of operations aimed at one shared hot key (the
+// conflict rate), and keys drawn from YCSB's Zipfian distribution. Go's
+// rand.Zipf only accepts exponents above 1, which pushed the seeds to an
+// unrealistically steep 1.01; this package implements the YCSB generator
+// (Gray et al., "Quickly generating billion-record synthetic databases"),
+// which works for the usual skew 0.99 and any skew in (0, 1). Like YCSB's
+// scrambled variant it hashes the Zipfian rank onto the key space by
+// default, so the popular keys are spread out instead of being 0, 1, 2...,
+// which would otherwise make them neighbours in any range-partitioned or
+// ordered structure.
+//
+// Every value written carries the identity of the operation that wrote it
+// (see [Generator.Value] and [DecodeValue]), so a consistency checker can
+// tell which write a read observed.
+//
+// A [Generator] serves one session and is deterministic given its seed, so
+// a run can be repeated operation for operation.
+package workload
