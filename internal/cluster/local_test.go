@@ -18,7 +18,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func startCluster(t *testing.T, n int, oneWayMs float64) (*config.Config, *cluster.Local) {
+func startCluster(t testing.TB, n int, oneWayMs float64) (*config.Config, *cluster.Local) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Sites = nil
@@ -39,7 +39,7 @@ func startCluster(t *testing.T, n int, oneWayMs float64) (*config.Config, *clust
 	return &cfg, l
 }
 
-func newClient(t *testing.T, cfg *config.Config, site string) *client.Client {
+func newClient(t testing.TB, cfg *config.Config, site string) *client.Client {
 	t.Helper()
 	cc, err := cluster.ClientConfig(cfg, site)
 	require.NoError(t, err)

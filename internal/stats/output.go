@@ -53,6 +53,10 @@ func (r *Report) writeClasses(b *strings.Builder) {
 			writeSummaryRow(tw, width, c.String(), s)
 		}
 	}
+	if r.Strong.Count > 0 && r.Weak.Count > 0 {
+		writeSummaryRow(tw, width, "strong", r.Strong)
+		writeSummaryRow(tw, width, "weak", r.Weak)
+	}
 	writeSummaryRow(tw, width, "all", r.All)
 	tw.Flush()
 }

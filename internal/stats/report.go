@@ -36,6 +36,9 @@ type Report struct {
 	// completed operations; All covers every class.
 	Classes map[string]ClassSummary `json:"classes"`
 	All     ClassSummary            `json:"all"`
+	// Strong and Weak combine the two classes of each level.
+	Strong ClassSummary `json:"strong"`
+	Weak   ClassSummary `json:"weak"`
 	// Paths counts completions by protocol.Path.String().
 	Paths map[string]int64 `json:"paths"`
 	// FastPathRatio is fast / (fast + slow) over strong operations;
@@ -105,6 +108,8 @@ func BuildReport(run Run, clients []ClientRecorder, cpu []CPUUsage, notes ...str
 		PerSecond:         perSecond(all),
 		Classes:           classSummaries(all),
 		All:               all.Total(),
+		Strong:            all.Combined(Class.IsStrong),
+		Weak:              all.Combined(func(c Class) bool { return !c.IsStrong() }),
 		Paths:             pathCounts(all),
 		CPU:               cpu,
 	}

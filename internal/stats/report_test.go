@@ -110,11 +110,14 @@ func TestWriteTable(t *testing.T) {
 	require.Regexp(t, `^  class\s+count\s+avg ms\s+p50 ms\s+p99 ms\s+p99.9 ms\s+max ms$`, lines[2])
 	require.Regexp(t, `^  strong-write\s+4\s+50.00\s+50.0\d\s+50.0\d\s+50.0\d\s+50.00$`, lines[3])
 	require.Regexp(t, `^  weak-read\s+6\s+2.00\s+2.00\s+2.00\s+2.00\s+2.00$`, lines[4])
-	require.Regexp(t, `^  all\s+10\s+21.20\s+`, lines[5])
-	require.Regexp(t, `^  client\s+ops\s+failed\s+ops/s\s+strong-write p50 ms`, lines[6])
-	require.Regexp(t, `^  client-a\s+4\s+0\s+2.0\s+50.0\d\s+-\s+-\s+-$`, lines[7])
-	require.Regexp(t, `^  client-b\s+6\s+1\s+3.0\s+-\s+-\s+-\s+2.00$`, lines[8])
-	require.Equal(t, "cpu: replica1 0.00 s, client-a 0.00 s", lines[9])
+	// With both levels present, each level gets a combined row.
+	require.Regexp(t, `^  strong\s+4\s+50.00\s+`, lines[5])
+	require.Regexp(t, `^  weak\s+6\s+2.00\s+`, lines[6])
+	require.Regexp(t, `^  all\s+10\s+21.20\s+`, lines[7])
+	require.Regexp(t, `^  client\s+ops\s+failed\s+ops/s\s+strong-write p50 ms`, lines[8])
+	require.Regexp(t, `^  client-a\s+4\s+0\s+2.0\s+50.0\d\s+-\s+-\s+-$`, lines[9])
+	require.Regexp(t, `^  client-b\s+6\s+1\s+3.0\s+-\s+-\s+-\s+2.00$`, lines[10])
+	require.Equal(t, "cpu: replica1 0.00 s, client-a 0.00 s", lines[11])
 	require.Equal(t, "note: emulated 25 ms one-way delay", lines[len(lines)-1])
 }
 

@@ -47,9 +47,17 @@ func (r *Recorder) Summary(c Class) ClassSummary { return r.classes[c].summarize
 
 // Total describes all completed operations in the window, of every class.
 func (r *Recorder) Total() ClassSummary {
+	return r.Combined(func(Class) bool { return true })
+}
+
+// Combined describes the completed operations of every class that in
+// selects, as one distribution.
+func (r *Recorder) Combined(in func(Class) bool) ClassSummary {
 	var all classStats
 	for c := range r.classes {
-		all.merge(&r.classes[c])
+		if in(Class(c)) {
+			all.merge(&r.classes[c])
+		}
 	}
 	return all.summarize()
 }
