@@ -14,10 +14,28 @@ type ClientConfig struct {
 	Replicas []wire.NodeID
 	// RetryTicks re-sends an operation unanswered for this many ticks.
 	RetryTicks int
+	// Extension adds a hybrid protocol's weak path; nil is plain CURP,
+	// which sends weak operations down the strong path.
+	Extension ClientExtension
+}
+
+// ClientExtension is what a hybrid protocol adds to the CURP client.
+type ClientExtension interface {
+	// SubmitWeak sends a new weak operation (p.Targets says where, for
+	// retries) and may complete it at once.
+	SubmitWeak(c *Client, p *Pending)
+	// WeakReply handles a reply to a weak operation.
+	WeakReply(c *Client, from wire.NodeID, p *Pending, rep *wire.Reply)
+	// AcceptFastPath vets a strong operation whose oks reached a
+	// superquorum: p.Spec and p.Oks hold the replies that form it.
+	AcceptFastPath(c *Client, p *Pending) bool
+	// Completed sees every completion before the caller does.
+	Completed(c *Client, p *Pending, done *protocol.Completion)
 }
 
 // Client is a CURP client core serving many sessions; see the package doc.
 type Client struct {
+	ext         ClientExtension
 	id          wire.NodeID
 	replicas    []wire.NodeID
 	superquorum int
@@ -27,7 +45,7 @@ type Client struct {
 	term   uint64
 
 	sessions map[uint64]*session
-	pending  map[wire.OpID]*pending
+	pending  map[wire.OpID]*Pending
 
 	out  []wire.Envelope
 	done []protocol.Completion
@@ -52,16 +70,25 @@ func (s *session) finish(seq uint64) {
 	}
 }
 
-type pending struct {
-	req  wire.Request
-	age  int
-	spec *wire.Reply // the leader's ok speculative reply
-	// specFrom is the replica that sent spec.
-	specFrom wire.NodeID
-	// witnesses holds the replicas that recorded the operation.
-	witnesses []wire.NodeID
+// Pending is an operation in flight.
+type Pending struct {
+	Req wire.Request
+	age int
+	// Targets are the replicas the operation is (re)sent to.
+	Targets []wire.NodeID
+	// Spec is the leader's ok speculative reply and SpecFrom its sender.
+	Spec     *wire.Reply
+	SpecFrom wire.NodeID
+	// Oks holds the witnesses' ok replies, one per witness.
+	Oks []WitnessOk
 	// refused is set once the leader or a witness said not ok.
 	refused bool
+}
+
+// WitnessOk is one witness's acceptance of an operation.
+type WitnessOk struct {
+	From  wire.NodeID
+	Reply *wire.Reply
 }
 
 // NewClient builds a CURP client core.
@@ -71,10 +98,11 @@ func NewClient(cfg ClientConfig) *Client {
 	return &Client{
 		id:          cfg.ID,
 		replicas:    cfg.Replicas,
+		ext:         cfg.Extension,
 		superquorum: Superquorum(n),
 		retryTicks:  max(1, cfg.RetryTicks),
 		sessions:    make(map[uint64]*session),
-		pending:     make(map[wire.OpID]*pending, 64*(f+1)),
+		pending:     make(map[wire.OpID]*Pending, 64*(f+1)),
 	}
 }
 
@@ -95,17 +123,32 @@ func (c *Client) Submit(sess uint64, op wire.Op) wire.OpID {
 	op.ID = wire.OpID{Session: sess, Seq: s.next}
 	s.next++
 	s.inflight = append(s.inflight, op.ID.Seq)
-	p := &pending{req: wire.Request{Op: op, AckedBelow: s.ackedBelow()}}
+	p := &Pending{Req: wire.Request{Op: op, AckedBelow: s.ackedBelow()}, Targets: c.replicas}
 	c.pending[op.ID] = p
-	c.broadcast(&p.req)
+	if op.Level == wire.Weak && c.ext != nil {
+		c.ext.SubmitWeak(c, p)
+		return op.ID
+	}
+	c.sendTo(p.Targets, &p.Req)
 	return op.ID
 }
 
-func (c *Client) broadcast(req *wire.Request) {
-	for _, r := range c.replicas {
+func (c *Client) sendTo(targets []wire.NodeID, req *wire.Request) {
+	for _, r := range targets {
 		c.out = append(c.out, wire.Envelope{To: r, Msg: req})
 	}
 }
+
+// Send queues req for replica to.
+func (c *Client) Send(to wire.NodeID, req *wire.Request) {
+	c.out = append(c.out, wire.Envelope{To: to, Msg: req})
+}
+
+// Replicas returns every replica.
+func (c *Client) Replicas() []wire.NodeID { return c.replicas }
+
+// Leader returns the leader the client believes in, or 0.
+func (c *Client) Leader() wire.NodeID { return c.leader }
 
 // Cancel implements protocol.Client.
 func (c *Client) Cancel(id wire.OpID) {
@@ -118,7 +161,7 @@ func (c *Client) Cancel(id wire.OpID) {
 // Tick implements protocol.Client. Due retries go out in identity order so
 // that a simulated run does not depend on map iteration order.
 func (c *Client) Tick() {
-	var due []*pending
+	var due []*Pending
 	for _, p := range c.pending {
 		p.age++
 		if p.age >= c.retryTicks {
@@ -126,12 +169,12 @@ func (c *Client) Tick() {
 			due = append(due, p)
 		}
 	}
-	slices.SortFunc(due, func(a, b *pending) int { return compareOpID(a.req.Op.ID, b.req.Op.ID) })
+	slices.SortFunc(due, func(a, b *Pending) int { return compareOpID(a.Req.Op.ID, b.Req.Op.ID) })
 	for _, p := range due {
-		retry := p.req
+		retry := p.Req
 		retry.Flags |= wire.FlagRetry
 		retry.AckedBelow = c.sessions[retry.Op.ID.Session].ackedBelow()
-		c.broadcast(&retry)
+		c.sendTo(p.Targets, &retry)
 	}
 }
 
@@ -146,22 +189,26 @@ func (c *Client) Step(from wire.NodeID, m wire.Message) {
 	if p == nil {
 		return
 	}
+	if p.Req.Op.Level == wire.Weak && c.ext != nil {
+		c.ext.WeakReply(c, from, p, rep)
+		return
+	}
 	switch rep.Kind {
 	case wire.ReplySync:
 		path := protocol.PathCommitted
 		if p.refused {
 			path = protocol.PathSlow
 		}
-		c.complete(p, rep, path)
+		c.Complete(p, rep, path)
 	case wire.ReplySpeculative:
 		if rep.Ok && from == rep.Leader {
-			p.spec, p.specFrom = rep, from
+			p.Spec, p.SpecFrom = rep, from
 		}
 		p.refused = p.refused || !rep.Ok
 		c.tryFastPath(p)
 	case wire.ReplyWitness:
-		if rep.Ok && !slices.Contains(p.witnesses, from) {
-			p.witnesses = append(p.witnesses, from)
+		if rep.Ok && !slices.ContainsFunc(p.Oks, func(w WitnessOk) bool { return w.From == from }) {
+			p.Oks = append(p.Oks, WitnessOk{from, rep})
 		}
 		p.refused = p.refused || !rep.Ok
 		c.tryFastPath(p)
@@ -176,28 +223,33 @@ func (c *Client) learnLeader(rep *wire.Reply) {
 
 // tryFastPath completes the operation when the leader's ok speculative
 // reply and the witnesses' oks together reach a superquorum.
-func (c *Client) tryFastPath(p *pending) {
-	if p.spec == nil {
+func (c *Client) tryFastPath(p *Pending) {
+	if p.Spec == nil {
 		return
 	}
 	n := 1
-	for _, w := range p.witnesses {
-		if w != p.specFrom {
+	for _, w := range p.Oks {
+		if w.From != p.SpecFrom {
 			n++
 		}
 	}
-	if n >= c.superquorum {
-		c.complete(p, p.spec, protocol.PathFast)
+	if n >= c.superquorum && (c.ext == nil || c.ext.AcceptFastPath(c, p)) {
+		c.Complete(p, p.Spec, protocol.PathFast)
 	}
 }
 
-func (c *Client) complete(p *pending, rep *wire.Reply, path protocol.Path) {
-	id := p.req.Op.ID
+// Complete finishes an operation with the result in rep.
+func (c *Client) Complete(p *Pending, rep *wire.Reply, path protocol.Path) {
+	id := p.Req.Op.ID
 	delete(c.pending, id)
 	c.sessions[id.Session].finish(id.Seq)
-	c.done = append(c.done, protocol.Completion{
-		ID: id, Found: rep.Found, Value: rep.Value, Slot: rep.Slot, Path: path,
-	})
+	done := protocol.Completion{
+		ID: id, Op: p.Req.Op, Found: rep.Found, Value: rep.Value, Slot: rep.Slot, Path: path,
+	}
+	if c.ext != nil {
+		c.ext.Completed(c, p, &done)
+	}
+	c.done = append(c.done, done)
 }
 
 // Ready implements protocol.Client.

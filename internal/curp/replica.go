@@ -24,7 +24,10 @@ type Options struct {
 	// RecoveryRetryTicks is how often a recovering leader re-asks the
 	// witnesses that have not answered.
 	RecoveryRetryTicks int
-	Logger             *slog.Logger
+	// Extension adds a hybrid protocol's weak path; nil is plain CURP,
+	// which serves weak operations as strong ones.
+	Extension Extension
+	Logger    *slog.Logger
 }
 
 func (o *Options) defaults() {
@@ -43,6 +46,20 @@ func (o *Options) defaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+}
+
+// Extension is what a hybrid protocol adds to a CURP replica.
+type Extension interface {
+	// Weak handles a weak request.
+	Weak(r *Replica, from wire.NodeID, req *wire.Request)
+	// Conflicts says whether a pooled record conflicts with a strong
+	// operation (on the same key, one of them a write).
+	Conflicts(rec *witness.Record, op *wire.Op) bool
+	// Annotate completes a witness reply or the leader's ok speculative
+	// reply to a strong operation.
+	Annotate(r *Replica, op *wire.Op, rep *wire.Reply)
+	// Applied runs after the replica applied a logged operation.
+	Applied(r *Replica, index uint64, req *wire.Request, res kvstore.Result)
 }
 
 // Replica is a CURP replica core; see the package doc.
@@ -163,6 +180,10 @@ func (r *Replica) onRequest(from wire.NodeID, req *wire.Request) {
 		r.answerApplied(from, op.ID, res, outcome)
 		return
 	}
+	if op.Level == wire.Weak && r.opts.Extension != nil {
+		r.opts.Extension.Weak(r, from, req)
+		return
+	}
 	if !r.log.IsLeader() {
 		r.witness(from, op)
 		return
@@ -171,9 +192,15 @@ func (r *Replica) onRequest(from wire.NodeID, req *wire.Request) {
 		r.waiting = append(r.waiting, queued{from, req})
 		return
 	}
-	r.clients[op.ID] = from
-	if _, ok := r.inBatch[op.ID]; ok || r.pool.Has(op.ID) {
-		return // in flight: its sync reply will follow
+	r.Propose(from, req)
+}
+
+// Propose has the leader log req and answer from when it is applied,
+// unless it is already on its way.
+func (r *Replica) Propose(from wire.NodeID, req *wire.Request) {
+	r.clients[req.Op.ID] = from
+	if _, ok := r.inBatch[req.Op.ID]; ok || r.pool.Has(req.Op.ID) {
+		return // in flight: its reply will follow
 	}
 	r.enqueue(req)
 }
@@ -194,11 +221,23 @@ func (r *Replica) answerApplied(to wire.NodeID, id wire.OpID, res kvstore.Result
 
 // witness records op unless a conflicting unapplied operation is recorded.
 func (r *Replica) witness(from wire.NodeID, op *wire.Op) {
-	ok := r.pool.Conflicting(op, nil) == nil
+	ok := r.conflicting(op) == nil
 	if ok {
 		r.pool.Add(op)
 	}
-	r.reply(from, &wire.Reply{Kind: wire.ReplyWitness, ID: op.ID, Ok: ok})
+	rep := &wire.Reply{Kind: wire.ReplyWitness, ID: op.ID, Ok: ok}
+	if ok && r.opts.Extension != nil {
+		r.opts.Extension.Annotate(r, op, rep)
+	}
+	r.reply(from, rep)
+}
+
+// conflicting returns a pooled record that conflicts with strong op.
+func (r *Replica) conflicting(op *wire.Op) *witness.Record {
+	if ext := r.opts.Extension; ext != nil {
+		return r.pool.Conflicting(op, func(rec *witness.Record) bool { return ext.Conflicts(rec, op) })
+	}
+	return r.pool.Conflicting(op, nil)
 }
 
 func (r *Replica) enqueue(req *wire.Request) {
@@ -221,6 +260,19 @@ func (r *Replica) Flush() {
 	r.batch = r.batch[:0]
 	clear(r.inBatch)
 }
+
+// Reply sends rep to a client, stamped with this replica's view of the
+// leader.
+func (r *Replica) Reply(to wire.NodeID, rep *wire.Reply) { r.reply(to, rep) }
+
+// IsLeader reports whether this replica leads.
+func (r *Replica) IsLeader() bool { return r.log.IsLeader() }
+
+// ID returns the replica's ID.
+func (r *Replica) ID() wire.NodeID { return r.id }
+
+// Pool exposes the witness pool to extensions.
+func (r *Replica) Pool() *witness.Pool { return r.pool }
 
 func (r *Replica) reply(to wire.NodeID, rep *wire.Reply) {
 	leader, term := r.log.Leader()
@@ -273,16 +325,25 @@ func (r *Replica) Appended(index uint64, data []byte) {
 		panic(fmt.Sprintf("curp: replica %d: own log entry %d: %v", r.id, index, err))
 	}
 	op := &req.Op
-	conflict := r.pool.Conflicting(op, nil) != nil
+	if r.weakPath(op) {
+		r.pool.Add(op)
+		return
+	}
+	conflict := r.conflicting(op) != nil
 	r.pool.Add(op)
 	to, ok := r.clients[op.ID]
 	if !ok {
 		return
 	}
 	rep := &wire.Reply{Kind: wire.ReplySpeculative, ID: op.ID, Ok: !conflict, Slot: index}
-	if !conflict && !op.Kind.IsWrite() {
-		v, found := r.store.Read(op.Key)
-		rep.Found, rep.Value = found, v.Value
+	if !conflict {
+		if !op.Kind.IsWrite() {
+			v, found := r.store.Read(op.Key)
+			rep.Found, rep.Value = found, v.Value
+		}
+		if r.opts.Extension != nil {
+			r.opts.Extension.Annotate(r, op, rep)
+		}
 	}
 	r.reply(to, rep)
 }
@@ -306,9 +367,16 @@ func (r *Replica) Apply(index uint64, data []byte) {
 	if to, ok := r.clients[op.ID]; ok {
 		delete(r.clients, op.ID)
 		if r.log.IsLeader() {
-			r.reply(to, &wire.Reply{Kind: wire.ReplySync, ID: op.ID, Ok: true,
-				Found: res.Found, Value: res.Value, Slot: res.Slot})
+			kind := wire.ReplySync
+			if r.weakPath(op) {
+				kind = wire.ReplyWeak
+			}
+			r.reply(to, &wire.Reply{Kind: kind, ID: op.ID, Ok: true,
+				Found: res.Found, Value: res.Value, Slot: res.Slot, Applied: index})
 		}
+	}
+	if r.opts.Extension != nil {
+		r.opts.Extension.Applied(r, index, req, res)
 	}
 	r.maybeCompact()
 }
@@ -381,6 +449,11 @@ func restoreStore(st *raft.MemoryStorage) (*kvstore.Store, error) {
 		return kvstore.New(), nil
 	}
 	return kvstore.Restore(snap.GetData())
+}
+
+// weakPath reports whether op takes a hybrid protocol's weak path.
+func (r *Replica) weakPath(op *wire.Op) bool {
+	return op.Level == wire.Weak && r.opts.Extension != nil
 }
 
 // RaftStorage exposes what survives a crash of this replica.

@@ -54,7 +54,9 @@ type ReplicaConfig struct {
 
 // Completion reports the end of one client operation.
 type Completion struct {
-	ID    wire.OpID
+	ID wire.OpID
+	// Op is the operation as submitted.
+	Op    wire.Op
 	Found bool
 	Value []byte
 	// Slot is the log index the operation took (0 when unknown, e.g. a
