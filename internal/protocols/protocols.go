@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/curpht"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -50,6 +51,24 @@ var all = []Protocol{
 		},
 		WeakAsStrong: true,
 	},
+	{
+		Name: "curp-ht",
+		NewReplica: func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
+			return curp.NewReplica(cfg, curp.Options{MaxBatch: o.MaxBatch, Logger: o.Logger, Extension: curpht.Replica{}})
+		},
+		NewClient: func(o ClientOptions) protocol.Client {
+			return curp.NewClient(curp.ClientConfig{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks,
+				Extension: curpht.NewClient(o.closest())})
+		},
+	},
+}
+
+// closest falls back to the first replica when the client's site has none.
+func (o ClientOptions) closest() wire.NodeID {
+	if o.Closest != 0 || len(o.Replicas) == 0 {
+		return o.Closest
+	}
+	return o.Replicas[0]
 }
 
 // Lookup returns the protocol called name.

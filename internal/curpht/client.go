@@ -1,0 +1,84 @@
+package curpht
+
+import (
+	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Client is CURP-HT's extension of a CURP client.
+type Client struct {
+	closest wire.NodeID
+	cache   *Cache
+}
+
+var _ curp.ClientExtension = (*Client)(nil)
+
+// NewClient returns the client extension; weak reads go to closest.
+func NewClient(closest wire.NodeID) *Client {
+	return &Client{closest: closest, cache: NewCache()}
+}
+
+// SubmitWeak sends a weak write to the leader (to everyone while the leader
+// is unknown: only the leader logs it) and a weak read to the closest
+// replica.
+func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
+	switch {
+	case !p.Req.Op.Kind.IsWrite():
+		p.Targets = []wire.NodeID{x.closest}
+	case c.Leader() != 0:
+		p.Targets = []wire.NodeID{c.Leader()}
+	}
+	for _, to := range p.Targets {
+		c.Send(to, &p.Req)
+	}
+}
+
+// WeakReply completes weak operations.
+func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, rep *wire.Reply) {
+	op := &p.Req.Op
+	if op.Kind.IsWrite() {
+		x.writeReply(c, p, rep)
+		return
+	}
+	if from != x.closest || rep.Kind != wire.ReplyWeak {
+		return
+	}
+	x.cache.Observe(rep.Applied)
+	if e, ok := x.cache.Fresher(op.ID.Session, op.Key, rep.Applied); ok {
+		cached := *rep
+		cached.Found, cached.Value, cached.Slot = e.Found, e.Value, e.Version
+		c.Complete(p, &cached, protocol.PathWeak)
+		return
+	}
+	c.Complete(p, rep, protocol.PathWeak)
+}
+
+func (x *Client) writeReply(c *curp.Client, p *curp.Pending, rep *wire.Reply) {
+	switch rep.Kind {
+	case wire.ReplyNotLeader:
+		if rep.Leader != 0 && rep.Leader != p.Targets[0] {
+			p.Targets = []wire.NodeID{rep.Leader}
+			c.Send(rep.Leader, &p.Req)
+		}
+	case wire.ReplyWeak, wire.ReplySync:
+		c.Complete(p, rep, protocol.PathWeak)
+	}
+}
+
+// AcceptFastPath: CURP-HT's strong path is CURP's.
+func (*Client) AcceptFastPath(*curp.Client, *curp.Pending) bool { return true }
+
+// Completed feeds the session's cache with what the operation wrote or read.
+func (x *Client) Completed(_ *curp.Client, p *curp.Pending, done *protocol.Completion) {
+	op := &p.Req.Op
+	switch {
+	case op.Kind.IsWrite():
+		x.cache.Put(op.ID.Session, op.Key, Entry{Found: true, Value: op.Value, Version: done.Slot})
+	case op.Level == wire.Strong:
+		x.cache.Put(op.ID.Session, op.Key, Entry{Found: done.Found, Value: done.Value, Version: done.Slot})
+	}
+}
+
+// Cache exposes the cache to tests.
+func (x *Client) Cache() *Cache { return x.cache }
