@@ -21,16 +21,21 @@ type ClientConfig struct {
 
 // ClientExtension is what a hybrid protocol adds to the CURP client.
 type ClientExtension interface {
+	// Prepare completes every new request before it is sent.
+	Prepare(c *Client, p *Pending)
 	// SubmitWeak sends a new weak operation (p.Targets says where, for
 	// retries) and may complete it at once.
 	SubmitWeak(c *Client, p *Pending)
-	// WeakReply handles a reply to a weak operation.
+	// WeakReply handles a reply to a weak operation, and any reply to an
+	// operation no longer pending (p is nil then).
 	WeakReply(c *Client, from wire.NodeID, p *Pending, rep *wire.Reply)
 	// AcceptFastPath vets a strong operation whose oks reached a
 	// superquorum: p.Spec and p.Oks hold the replies that form it.
 	AcceptFastPath(c *Client, p *Pending) bool
 	// Completed sees every completion before the caller does.
 	Completed(c *Client, p *Pending, done *protocol.Completion)
+	// Tick runs on every client tick.
+	Tick(c *Client)
 }
 
 // Client is a CURP client core serving many sessions; see the package doc.
@@ -62,6 +67,12 @@ func (s *session) ackedBelow() uint64 {
 		return s.next
 	}
 	return s.inflight[0]
+}
+
+func (s *session) hold(seq uint64) {
+	if i, ok := slices.BinarySearch(s.inflight, seq); !ok {
+		s.inflight = slices.Insert(s.inflight, i, seq)
+	}
 }
 
 func (s *session) finish(seq uint64) {
@@ -125,6 +136,9 @@ func (c *Client) Submit(sess uint64, op wire.Op) wire.OpID {
 	s.inflight = append(s.inflight, op.ID.Seq)
 	p := &Pending{Req: wire.Request{Op: op, AckedBelow: s.ackedBelow()}, Targets: c.replicas}
 	c.pending[op.ID] = p
+	if c.ext != nil {
+		c.ext.Prepare(c, p)
+	}
 	if op.Level == wire.Weak && c.ext != nil {
 		c.ext.SubmitWeak(c, p)
 		return op.ID
@@ -176,6 +190,38 @@ func (c *Client) Tick() {
 		retry.AckedBelow = c.sessions[retry.Op.ID.Session].ackedBelow()
 		c.sendTo(p.Targets, &retry)
 	}
+	if c.ext != nil {
+		c.ext.Tick(c)
+	}
+}
+
+// Hold keeps a completed operation counted as in flight, so requests keep
+// telling replicas not to forget it (a weak write not yet committed).
+func (c *Client) Hold(id wire.OpID) {
+	if s := c.sessions[id.Session]; s != nil {
+		s.hold(id.Seq)
+	}
+}
+
+// Release ends a Hold.
+func (c *Client) Release(id wire.OpID) {
+	if s := c.sessions[id.Session]; s != nil {
+		s.finish(id.Seq)
+	}
+}
+
+// Superquorum is the fast-path quorum size.
+func (c *Client) Superquorum() int { return c.superquorum }
+
+// RetryTicks is how many ticks an unanswered request waits before a resend.
+func (c *Client) RetryTicks() int { return c.retryTicks }
+
+// AckedBelow is the session's lowest sequence number still in flight.
+func (c *Client) AckedBelow(session uint64) uint64 {
+	if s := c.sessions[session]; s != nil {
+		return s.ackedBelow()
+	}
+	return 0
 }
 
 // Step implements protocol.Client.
@@ -187,6 +233,9 @@ func (c *Client) Step(from wire.NodeID, m wire.Message) {
 	c.learnLeader(rep)
 	p := c.pending[rep.ID]
 	if p == nil {
+		if c.ext != nil {
+			c.ext.WeakReply(c, from, nil, rep)
+		}
 		return
 	}
 	if p.Req.Op.Level == wire.Weak && c.ext != nil {

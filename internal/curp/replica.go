@@ -58,6 +58,9 @@ type Extension interface {
 	// Annotate completes a witness reply or the leader's ok speculative
 	// reply to a strong operation.
 	Annotate(r *Replica, op *wire.Op, rep *wire.Reply)
+	// Admit lets the leader propose a strong request now; an extension
+	// that says no must Propose it itself later.
+	Admit(r *Replica, from wire.NodeID, req *wire.Request) bool
 	// Applied runs after the replica applied a logged operation.
 	Applied(r *Replica, index uint64, req *wire.Request, res kvstore.Result)
 }
@@ -75,8 +78,10 @@ type Replica struct {
 	pool *witness.Pool
 
 	// Leader state.
-	batch     [][]byte
-	inBatch   map[wire.OpID]struct{}
+	batch [][]byte
+	// proposed holds the operations this leader batched or logged and has
+	// not applied yet.
+	proposed  map[wire.OpID]struct{}
 	clients   map[wire.OpID]wire.NodeID
 	recovery  *recovery
 	waiting   []queued // requests that arrived during recovery
@@ -117,15 +122,15 @@ func NewReplica(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 		}
 	}
 	return &Replica{
-		id:      cfg.ID,
-		peers:   cfg.Peers,
-		f:       (len(cfg.Peers) - 1) / 2,
-		opts:    opts,
-		log:     log,
-		store:   store,
-		pool:    witness.New(),
-		inBatch: make(map[wire.OpID]struct{}),
-		clients: make(map[wire.OpID]wire.NodeID),
+		id:       cfg.ID,
+		peers:    cfg.Peers,
+		f:        (len(cfg.Peers) - 1) / 2,
+		opts:     opts,
+		log:      log,
+		store:    store,
+		pool:     witness.New(),
+		proposed: make(map[wire.OpID]struct{}),
+		clients:  make(map[wire.OpID]wire.NodeID),
 	}, nil
 }
 
@@ -192,6 +197,9 @@ func (r *Replica) onRequest(from wire.NodeID, req *wire.Request) {
 		r.waiting = append(r.waiting, queued{from, req})
 		return
 	}
+	if ext := r.opts.Extension; ext != nil && !ext.Admit(r, from, req) {
+		return
+	}
 	r.Propose(from, req)
 }
 
@@ -199,10 +207,17 @@ func (r *Replica) onRequest(from wire.NodeID, req *wire.Request) {
 // unless it is already on its way.
 func (r *Replica) Propose(from wire.NodeID, req *wire.Request) {
 	r.clients[req.Op.ID] = from
-	if _, ok := r.inBatch[req.Op.ID]; ok || r.pool.Has(req.Op.ID) {
+	if r.Proposed(req.Op.ID) {
 		return // in flight: its reply will follow
 	}
 	r.enqueue(req)
+}
+
+// Proposed reports whether this leader has batched or logged the operation
+// and not applied it yet.
+func (r *Replica) Proposed(id wire.OpID) bool {
+	_, ok := r.proposed[id]
+	return ok
 }
 
 // answerApplied answers a request for an operation the store already
@@ -241,7 +256,7 @@ func (r *Replica) conflicting(op *wire.Op) *witness.Record {
 }
 
 func (r *Replica) enqueue(req *wire.Request) {
-	r.inBatch[req.Op.ID] = struct{}{}
+	r.proposed[req.Op.ID] = struct{}{}
 	r.batch = append(r.batch, wire.Append(nil, req))
 	if len(r.batch) >= r.opts.MaxBatch {
 		r.Flush()
@@ -258,7 +273,6 @@ func (r *Replica) Flush() {
 		r.opts.Logger.Debug("propose", "err", err, "ops", len(r.batch))
 	}
 	r.batch = r.batch[:0]
-	clear(r.inBatch)
 }
 
 // Reply sends rep to a client, stamped with this replica's view of the
@@ -304,7 +318,7 @@ func (r *Replica) checkLeadership() {
 	case !leader && r.wasLeader:
 		r.recovery = nil
 		r.batch = r.batch[:0]
-		clear(r.inBatch)
+		clear(r.proposed)
 		for _, q := range r.waiting {
 			r.witness(q.from, &q.req.Op)
 		}
@@ -363,6 +377,7 @@ func (r *Replica) Apply(index uint64, data []byte) {
 	op := &req.Op
 	res, _ := r.store.Apply(index, op, req.AckedBelow)
 	r.pool.Remove(op.ID)
+	delete(r.proposed, op.ID)
 	r.forgetAcked(op.ID.Session)
 	if to, ok := r.clients[op.ID]; ok {
 		delete(r.clients, op.ID)

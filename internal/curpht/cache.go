@@ -6,6 +6,9 @@ type Entry struct {
 	Found   bool
 	Value   []byte
 	Version uint64
+	// Seq is the session sequence number of the operation that produced
+	// the entry, for comparing with the session's uncommitted writes.
+	Seq uint64
 }
 
 type cacheKey struct {
@@ -46,6 +49,12 @@ func (c *Cache) Put(session, key uint64, e Entry) {
 	if len(c.entries) >= c.sweepAt {
 		c.sweep()
 	}
+}
+
+// Get returns the session's entry for key.
+func (c *Cache) Get(session, key uint64) (Entry, bool) {
+	e, ok := c.entries[cacheKey{session, key}]
+	return e, ok
 }
 
 // Fresher returns the session's entry for key if it is newer than what a

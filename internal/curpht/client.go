@@ -36,6 +36,9 @@ func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
 
 // WeakReply completes weak operations.
 func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, rep *wire.Reply) {
+	if p == nil {
+		return
+	}
 	op := &p.Req.Op
 	if op.Kind.IsWrite() {
 		x.writeReply(c, p, rep)
@@ -66,6 +69,12 @@ func (x *Client) writeReply(c *curp.Client, p *curp.Pending, rep *wire.Reply) {
 	}
 }
 
+// Prepare: CURP-HT's requests need nothing beyond CURP's.
+func (*Client) Prepare(*curp.Client, *curp.Pending) {}
+
+// Tick: CURP's retries cover CURP-HT's weak operations.
+func (*Client) Tick(*curp.Client) {}
+
 // AcceptFastPath: CURP-HT's strong path is CURP's.
 func (*Client) AcceptFastPath(*curp.Client, *curp.Pending) bool { return true }
 
@@ -74,9 +83,9 @@ func (x *Client) Completed(_ *curp.Client, p *curp.Pending, done *protocol.Compl
 	op := &p.Req.Op
 	switch {
 	case op.Kind.IsWrite():
-		x.cache.Put(op.ID.Session, op.Key, Entry{Found: true, Value: op.Value, Version: done.Slot})
+		x.cache.Put(op.ID.Session, op.Key, Entry{Found: true, Value: op.Value, Version: done.Slot, Seq: op.ID.Seq})
 	case op.Level == wire.Strong:
-		x.cache.Put(op.ID.Session, op.Key, Entry{Found: done.Found, Value: done.Value, Version: done.Slot})
+		x.cache.Put(op.ID.Session, op.Key, Entry{Found: done.Found, Value: done.Value, Version: done.Slot, Seq: op.ID.Seq})
 	}
 }
 

@@ -34,6 +34,9 @@ func (Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 // included, so a strong read behind a pending weak write waits for it.
 func (Replica) Conflicts(*witness.Record, *wire.Op) bool { return true }
 
+// Admit: strong operations need no ordering beyond CURP's.
+func (Replica) Admit(*curp.Replica, wire.NodeID, *wire.Request) bool { return true }
+
 // Annotate adds nothing to CURP's replies.
 func (Replica) Annotate(*curp.Replica, *wire.Op, *wire.Reply) {}
 

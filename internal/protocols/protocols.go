@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/curpho"
 	"github.com/hybridkv/hybridkv/internal/curpht"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -59,6 +60,16 @@ var all = []Protocol{
 		NewClient: func(o ClientOptions) protocol.Client {
 			return curp.NewClient(curp.ClientConfig{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks,
 				Extension: curpht.NewClient(o.closest())})
+		},
+	},
+	{
+		Name: "curp-ho",
+		NewReplica: func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
+			return curp.NewReplica(cfg, curp.Options{MaxBatch: o.MaxBatch, Logger: o.Logger, Extension: curpho.NewReplica()})
+		},
+		NewClient: func(o ClientOptions) protocol.Client {
+			return curp.NewClient(curp.ClientConfig{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks,
+				Extension: curpho.NewClient(o.closest())})
 		},
 	},
 }

@@ -1,0 +1,212 @@
+package curpho
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/curpht"
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Client is CURP-HO's extension of a CURP client.
+type Client struct {
+	bound    wire.NodeID
+	cache    *curpht.Cache
+	sessions map[uint64]*session
+	ticks    int
+}
+
+// session is what the client tracks of one session's weak writes.
+type session struct {
+	lastWeak uint64
+	// writeSet holds the weak writes not yet known committed, by sequence
+	// number, for the fast-path check and for re-sending.
+	writeSet map[uint64]*wire.Request
+}
+
+var _ curp.ClientExtension = (*Client)(nil)
+
+// NewClient returns the client extension bound to replica bound.
+func NewClient(bound wire.NodeID) *Client {
+	return &Client{bound: bound, cache: curpht.NewCache(), sessions: make(map[uint64]*session)}
+}
+
+func (x *Client) session(id uint64) *session {
+	s := x.sessions[id]
+	if s == nil {
+		s = &session{writeSet: make(map[uint64]*wire.Request)}
+		x.sessions[id] = s
+	}
+	return s
+}
+
+// Prepare names the session's previous weak write in every request, so the
+// leader logs the request after it.
+func (x *Client) Prepare(_ *curp.Client, p *curp.Pending) {
+	s := x.session(p.Req.Op.ID.Session)
+	p.Req.PrevWeak = s.lastWeak
+	if p.Req.Op.Level == wire.Weak && p.Req.Op.Kind.IsWrite() {
+		s.lastWeak = p.Req.Op.ID.Seq
+	}
+}
+
+// SubmitWeak broadcasts a weak write (only the bound replica answers) and
+// sends a weak read to the bound replica.
+func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
+	op := &p.Req.Op
+	if !op.Kind.IsWrite() {
+		p.Req.Flags |= wire.FlagReplyWanted
+		p.Targets = []wire.NodeID{x.bound}
+		c.Send(x.bound, &p.Req)
+		return
+	}
+	req := p.Req
+	x.session(op.ID.Session).writeSet[op.ID.Seq] = &req
+	// Re-sends are this extension's: until the write is committed, not
+	// just until the bound replica acknowledged it.
+	p.Targets = nil
+	x.broadcast(c, &req)
+}
+
+func (x *Client) broadcast(c *curp.Client, req *wire.Request) {
+	bound := *req
+	bound.Flags |= wire.FlagReplyWanted
+	for _, r := range c.Replicas() {
+		if r == x.bound {
+			c.Send(r, &bound)
+		} else {
+			c.Send(r, req)
+		}
+	}
+}
+
+// WeakReply completes weak operations and clears committed weak writes.
+func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, rep *wire.Reply) {
+	s := x.sessions[rep.ID.Session]
+	if s == nil {
+		return
+	}
+	if req, ok := s.writeSet[rep.ID.Seq]; ok {
+		x.writeReply(c, from, p, s, req, rep)
+		return
+	}
+	if p == nil || p.Req.Op.Kind.IsWrite() || from != x.bound || rep.Kind != wire.ReplyWeak {
+		return
+	}
+	x.cache.Observe(rep.Applied)
+	c.Complete(p, x.freshest(&p.Req.Op, rep), protocol.PathWeak)
+}
+
+// freshest picks between the bound replica's answer and the session's
+// cache: an answer from the session's own pooled write is compared by
+// session order, one from applied state by log position.
+func (x *Client) freshest(op *wire.Op, rep *wire.Reply) *wire.Reply {
+	e, ok := x.cache.Get(op.ID.Session, op.Key)
+	if !ok {
+		return rep
+	}
+	if rep.ReadDep.IsZero() && e.Version <= rep.Applied {
+		return rep
+	}
+	if !rep.ReadDep.IsZero() && e.Seq < rep.ReadDep.Seq {
+		return rep
+	}
+	cached := *rep
+	cached.Found, cached.Value, cached.Slot = e.Found, e.Value, e.Version
+	return &cached
+}
+
+func (x *Client) writeReply(c *curp.Client, from wire.NodeID, p *curp.Pending, s *session, req *wire.Request, rep *wire.Reply) {
+	committed := rep.Slot > 0 && (rep.Kind == wire.ReplyWeak || rep.Kind == wire.ReplySync)
+	if committed {
+		delete(s.writeSet, rep.ID.Seq)
+		op := &req.Op
+		x.cache.Put(op.ID.Session, op.Key, curpht.Entry{Found: true, Value: op.Value, Version: rep.Slot, Seq: op.ID.Seq})
+		if p == nil {
+			c.Release(rep.ID)
+			return
+		}
+	} else if from != x.bound || !rep.Ok || p == nil {
+		return
+	}
+	c.Complete(p, &wire.Reply{Kind: wire.ReplyWeak, ID: rep.ID, Ok: true, Slot: rep.Slot}, protocol.PathWeak)
+	if !committed {
+		// Acknowledged but not committed: keep replicas from forgetting it.
+		c.Hold(rep.ID)
+	}
+}
+
+// AcceptFastPath requires, besides CURP's superquorum, that the replies
+// forming it hold every uncommitted weak write the session issued before the
+// operation, and for a read that they agree on the read dependency.
+func (x *Client) AcceptFastPath(c *curp.Client, p *curp.Pending) bool {
+	var need []uint64
+	if s := x.sessions[p.Req.Op.ID.Session]; s != nil {
+		for seq := range s.writeSet {
+			if seq < p.Req.Op.ID.Seq {
+				need = append(need, seq)
+			}
+		}
+	}
+	read := !p.Req.Op.Kind.IsWrite()
+	agrees := func(rep *wire.Reply) bool {
+		for _, seq := range need {
+			if !slices.Contains(rep.Deps, seq) {
+				return false
+			}
+		}
+		return !read || rep.ReadDep == p.Spec.ReadDep
+	}
+	if !agrees(p.Spec) {
+		return false
+	}
+	n := 1
+	for _, w := range p.Oks {
+		if w.From != p.SpecFrom && agrees(w.Reply) {
+			n++
+		}
+	}
+	return n >= c.Superquorum()
+}
+
+// Completed feeds the cache; a strong operation that completed through the
+// log also proves the session's earlier weak writes committed.
+func (x *Client) Completed(c *curp.Client, p *curp.Pending, done *protocol.Completion) {
+	op := &p.Req.Op
+	if op.Level == wire.Weak {
+		return
+	}
+	if s := x.sessions[op.ID.Session]; s != nil && done.Path != protocol.PathFast {
+		for seq := range s.writeSet {
+			if seq < op.ID.Seq {
+				delete(s.writeSet, seq)
+				c.Release(wire.OpID{Session: op.ID.Session, Seq: seq})
+			}
+		}
+	}
+	e := curpht.Entry{Found: done.Found, Value: done.Value, Version: done.Slot, Seq: op.ID.Seq}
+	if op.Kind.IsWrite() {
+		e.Found, e.Value = true, op.Value
+	}
+	x.cache.Put(op.ID.Session, op.Key, e)
+}
+
+// Tick re-sends uncommitted weak writes: a lost write must still reach the
+// leader's log, and in session order.
+func (x *Client) Tick(c *curp.Client) {
+	x.ticks++
+	if x.ticks%c.RetryTicks() != 0 {
+		return
+	}
+	for _, id := range slices.Sorted(maps.Keys(x.sessions)) {
+		s := x.sessions[id]
+		for _, seq := range slices.Sorted(maps.Keys(s.writeSet)) {
+			retry := *s.writeSet[seq]
+			retry.Flags |= wire.FlagRetry
+			retry.AckedBelow = c.AckedBelow(id)
+			x.broadcast(c, &retry)
+		}
+	}
+}

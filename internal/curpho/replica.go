@@ -1,0 +1,139 @@
+package curpho
+
+import (
+	"slices"
+
+	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/kvstore"
+	"github.com/hybridkv/hybridkv/internal/wire"
+	"github.com/hybridkv/hybridkv/internal/witness"
+)
+
+// Replica is CURP-HO's extension of a CURP replica. It holds the leader's
+// operations waiting for their session's previous weak write to be logged.
+type Replica struct {
+	held map[wire.OpID][]heldRequest // keyed by the weak write they wait for
+}
+
+type heldRequest struct {
+	from wire.NodeID
+	req  *wire.Request
+}
+
+var _ curp.Extension = (*Replica)(nil)
+
+// NewReplica returns the extension for one replica.
+func NewReplica() *Replica { return &Replica{held: make(map[wire.OpID][]heldRequest)} }
+
+// Weak pools a weak write everywhere, acknowledges it from the bound
+// replica and logs it on the leader; the bound replica answers weak reads.
+func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
+	op := &req.Op
+	if !op.Kind.IsWrite() {
+		if req.Flags&wire.FlagReplyWanted != 0 {
+			r.Reply(from, weakRead(r, op))
+		}
+		return
+	}
+	r.Pool().Add(op)
+	if req.Flags&wire.FlagReplyWanted != 0 {
+		r.Reply(from, &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true})
+	}
+	if r.IsLeader() && x.Admit(r, from, req) {
+		x.propose(r, from, req)
+	}
+}
+
+// weakRead answers from the session's latest pooled write on the key, else
+// from the applied state. ReadDep names the pooled write it returned.
+func weakRead(r *curp.Replica, op *wire.Op) *wire.Reply {
+	own := r.Pool().Latest(op.Key, func(rec *witness.Record) bool {
+		return rec.Op.ID.Session == op.ID.Session && rec.Op.Kind.IsWrite()
+	})
+	st := r.Store()
+	rep := &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true, Applied: st.Applied()}
+	if own != nil {
+		rep.Found, rep.Value, rep.ReadDep = true, own.Op.Value, own.Op.ID
+		return rep
+	}
+	v, found := st.Read(op.Key)
+	rep.Found, rep.Value, rep.Slot = found, v.Value, v.Slot
+	return rep
+}
+
+// Admit holds a request back until the session's previous weak write is
+// logged, so the log keeps each session's order.
+func (x *Replica) Admit(r *curp.Replica, from wire.NodeID, req *wire.Request) bool {
+	if req.PrevWeak == 0 {
+		return true
+	}
+	prev := wire.OpID{Session: req.Op.ID.Session, Seq: req.PrevWeak}
+	if r.Proposed(prev) {
+		return true
+	}
+	if _, outcome := r.Store().Lookup(prev); outcome != kvstore.Unknown {
+		return true
+	}
+	x.held[prev] = append(x.held[prev], heldRequest{from, req})
+	return false
+}
+
+// propose logs req and then whatever waited for it.
+func (x *Replica) propose(r *curp.Replica, from wire.NodeID, req *wire.Request) {
+	r.Propose(from, req)
+	waiting := x.held[req.Op.ID]
+	delete(x.held, req.Op.ID)
+	for _, h := range waiting {
+		x.propose(r, h.from, h.req)
+	}
+}
+
+// Conflicts: only strong operations conflict at witnesses; pooled weak
+// writes are reported as dependencies instead.
+func (*Replica) Conflicts(rec *witness.Record, _ *wire.Op) bool {
+	return rec.Op.Level == wire.Strong
+}
+
+// Annotate reports the session's pooled weak writes and, for a read, the
+// latest pooled weak write on the key, whose value the leader returns.
+func (*Replica) Annotate(r *curp.Replica, op *wire.Op, rep *wire.Reply) {
+	r.Pool().Session(op.ID.Session, func(rec *witness.Record) {
+		if rec.Op.Level == wire.Weak && rec.Op.Kind.IsWrite() {
+			rep.Deps = append(rep.Deps, rec.Op.ID.Seq)
+		}
+	})
+	slices.Sort(rep.Deps)
+	if op.Kind.IsWrite() {
+		return
+	}
+	dep := r.Pool().Latest(op.Key, isWeakWrite)
+	if dep == nil {
+		return
+	}
+	rep.ReadDep = dep.Op.ID
+	if rep.Kind == wire.ReplySpeculative {
+		if !r.Proposed(dep.Op.ID) {
+			// The write is not logged ahead of this read: returning its
+			// value would contradict the log order.
+			rep.Ok = false
+			return
+		}
+		rep.Found, rep.Value = true, dep.Op.Value
+	}
+}
+
+func isWeakWrite(rec *witness.Record) bool {
+	return rec.Op.Level == wire.Weak && rec.Op.Kind.IsWrite()
+}
+
+// Applied releases what waited for an operation a previous leader logged.
+func (x *Replica) Applied(r *curp.Replica, _ uint64, req *wire.Request, _ kvstore.Result) {
+	waiting, ok := x.held[req.Op.ID]
+	if !ok || !r.IsLeader() {
+		return
+	}
+	delete(x.held, req.Op.ID)
+	for _, h := range waiting {
+		x.propose(r, h.from, h.req)
+	}
+}
