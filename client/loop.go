@@ -139,15 +139,10 @@ func (l *loop) expire(now time.Time) {
 	}
 }
 
+// failAll ends every call at Close. Submissions queued with the quit flag
+// were already taken in this iteration; later ones are refused by submit.
 func (l *loop) failAll() {
 	for _, c := range l.calls {
 		l.drop(c, ErrClosed)
-	}
-	l.mu.Lock()
-	pending := l.submits
-	l.submits = nil
-	l.mu.Unlock()
-	for _, c := range pending {
-		c.done(Result{Err: ErrClosed})
 	}
 }

@@ -20,7 +20,8 @@ func (s *Session) ID() uint64 { return s.id }
 
 // Submit starts an operation and returns at once; done is called exactly
 // once with the outcome, on the client's event loop goroutine, so it must not
-// block (it may Submit again).
+// block (it may Submit again, but must not Close the client). The value is
+// sent as it is: the caller must not modify it until done runs.
 func (s *Session) Submit(kind Kind, key uint64, value []byte, level Level, done func(Result)) {
 	c := &call{session: s.id, op: wire.Op{Kind: kind, Key: key, Value: value, Level: level},
 		start: time.Now(), done: done}
@@ -32,6 +33,9 @@ func (s *Session) Submit(kind Kind, key uint64, value []byte, level Level, done 
 // Do runs one operation and waits for it. If ctx ends first the operation is
 // abandoned: it may or may not take effect.
 func (s *Session) Do(ctx context.Context, kind Kind, key uint64, value []byte, level Level) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
 	ch := make(chan Result, 1)
 	c := &call{session: s.id, op: wire.Op{Kind: kind, Key: key, Value: value, Level: level},
 		start: time.Now(), done: func(r Result) { ch <- r }}

@@ -1,0 +1,244 @@
+package runtime_test
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/hybridkv/hybridkv/internal/cluster"
+	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/runtime"
+	"github.com/hybridkv/hybridkv/internal/transport"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+const (
+	replicaID = wire.NodeID(1)
+	clientID  = wire.FirstClientID + 1
+)
+
+// fakeCore answers every request it is handed once the batch holding it is
+// flushed, and reports its tick count as the term, so tests can watch the
+// loop drive it from outside.
+type fakeCore struct {
+	mu      sync.Mutex
+	ticks   int
+	flushes int
+	stepAt  time.Time // when the first request was stepped
+	flushAt time.Time // first flush after stepAt
+	batch   []wire.Envelope
+	out     []wire.Envelope
+}
+
+func (c *fakeCore) Step(from wire.NodeID, m wire.Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	req, ok := m.(*wire.Request)
+	if !ok {
+		return
+	}
+	if c.stepAt.IsZero() {
+		c.stepAt = time.Now()
+	}
+	c.batch = append(c.batch, wire.Envelope{To: from, Msg: &wire.Reply{
+		Kind: wire.ReplySync, ID: req.Op.ID, Leader: replicaID, Found: true, Value: req.Op.Value,
+	}})
+}
+
+func (c *fakeCore) Tick() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ticks++
+}
+
+func (c *fakeCore) Flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.flushes++
+	if len(c.batch) > 0 && c.flushAt.IsZero() {
+		c.flushAt = time.Now()
+	}
+	c.out = append(c.out, c.batch...)
+	c.batch = c.batch[:0]
+}
+
+func (c *fakeCore) Ready() []wire.Envelope {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out
+}
+
+func (c *fakeCore) Advance() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.out = nil
+}
+
+func (c *fakeCore) Status() protocol.Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return protocol.Status{ID: replicaID, Leader: replicaID, Term: uint64(c.ticks)}
+}
+
+func (c *fakeCore) tickCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ticks
+}
+
+func newFakeReplica(t *testing.T, core *fakeCore, batchDelay time.Duration) *runtime.Replica {
+	t.Helper()
+	r, err := runtime.NewReplica(runtime.ReplicaConfig{
+		Core:       core,
+		Transport:  transport.Config{Self: replicaID, Listen: "127.0.0.1:0"},
+		Tick:       5 * time.Millisecond,
+		BatchDelay: batchDelay,
+	})
+	require.NoError(t, err)
+	return r
+}
+
+// run starts r and returns a function that stops it and waits for Run's
+// result.
+func run(t *testing.T, r *runtime.Replica) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	res := make(chan error, 1)
+	go func() { res <- r.Run(ctx) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case err = <-res:
+			case <-time.After(2 * time.Second):
+				t.Fatal("Run did not return after its context was cancelled")
+			}
+		})
+		return err
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+func TestReplicaRunStops(t *testing.T) {
+	tests := []struct {
+		name       string
+		batchDelay time.Duration
+		// running lets the loop tick before the context ends.
+		running bool
+	}{
+		{"cancelled at once", 0, false},
+		{"cancelled while running", 0, true},
+		{"cancelled with a batch timer", 20 * time.Millisecond, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			core := &fakeCore{}
+			r := newFakeReplica(t, core, tt.batchDelay)
+			addr := r.Transport().Addr().String()
+			stop := run(t, r)
+			if tt.running {
+				require.Eventually(t, func() bool { return core.tickCount() >= 3 }, 2*time.Second, time.Millisecond)
+			}
+			require.NoError(t, stop())
+
+			ticks := core.tickCount()
+			time.Sleep(20 * time.Millisecond)
+			require.Equal(t, ticks, core.tickCount(), "the core is still being ticked")
+			_, err := net.DialTimeout("tcp", addr, time.Second)
+			require.Error(t, err, "the transport still listens")
+		})
+	}
+}
+
+// TestReplicaRunServesRequests checks the whole loop: a request read by the
+// transport reaches the core, is flushed after the batch delay, and what the
+// core emits goes back out to the client.
+func TestReplicaRunServesRequests(t *testing.T) {
+	tests := []struct {
+		name       string
+		batchDelay time.Duration
+	}{
+		{"no batch delay", 0},
+		{"batch delay", 50 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			core := &fakeCore{}
+			r := newFakeReplica(t, core, tt.batchDelay)
+			run(t, r)
+
+			replies := make(chan *wire.Reply, 1)
+			cl, err := transport.New(transport.Config{
+				Self:  clientID,
+				Peers: map[wire.NodeID]transport.Peer{replicaID: {Addr: r.Transport().Addr().String()}},
+			}, func(_ wire.NodeID, m wire.Message) {
+				if rep, ok := m.(*wire.Reply); ok {
+					replies <- rep
+				}
+			})
+			require.NoError(t, err)
+			t.Cleanup(func() { cl.Close() })
+			require.Eventually(t, func() bool { return cl.Connected(replicaID) }, 2*time.Second, time.Millisecond)
+
+			req := &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 7, Seq: 1}, Kind: wire.Put, Value: []byte("v")}}
+			cl.Send(replicaID, req)
+			select {
+			case rep := <-replies:
+				require.Equal(t, req.Op.ID, rep.ID)
+				require.Equal(t, []byte("v"), rep.Value)
+			case <-time.After(2 * time.Second):
+				t.Fatal("no reply")
+			}
+
+			core.mu.Lock()
+			defer core.mu.Unlock()
+			require.False(t, core.flushAt.IsZero())
+			require.GreaterOrEqual(t, core.flushAt.Sub(core.stepAt), tt.batchDelay,
+				"the batch was flushed before its delay expired")
+		})
+	}
+}
+
+func TestReplicaStatusFollowsCore(t *testing.T) {
+	core := &fakeCore{}
+	r := newFakeReplica(t, core, 0)
+	require.Equal(t, protocol.Status{ID: replicaID, Leader: replicaID}, r.Status(),
+		"Status must be usable before Run")
+	run(t, r)
+	require.Eventually(t, func() bool { return r.Status().Term >= 3 }, 2*time.Second, time.Millisecond)
+}
+
+func TestReplicaStatusElectsLeader(t *testing.T) {
+	cfg := config.Default()
+	cfg.Network.OneWayMs = 1
+	require.NoError(t, cluster.FreePorts(&cfg))
+	l, err := cluster.StartLocal(&cfg, nil)
+	require.NoError(t, err)
+	t.Cleanup(l.Stop)
+
+	require.Eventually(t, func() bool {
+		sts := l.Statuses()
+		leader := sts[0].Leader
+		if leader == 0 {
+			return false
+		}
+		self := false
+		for _, st := range sts {
+			if st.Leader != leader || st.Term != sts[0].Term {
+				return false
+			}
+			self = self || st.ID == leader
+		}
+		return self
+	}, 5*time.Second, 10*time.Millisecond, "no leader that every replica agrees on")
+}
