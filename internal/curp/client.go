@@ -282,9 +282,16 @@ func (c *Client) tryFastPath(p *Pending) {
 			n++
 		}
 	}
-	if n >= c.superquorum && (c.ext == nil || c.ext.AcceptFastPath(c, p)) {
-		c.Complete(p, p.Spec, protocol.PathFast)
+	if n < c.superquorum {
+		return
 	}
+	if c.ext != nil && !c.ext.AcceptFastPath(c, p) {
+		// A superquorum answered but the extension's conditions failed: a
+		// sync reply now means the slow path, not a race with commit.
+		p.refused = true
+		return
+	}
+	c.Complete(p, p.Spec, protocol.PathFast)
 }
 
 // Complete finishes an operation with the result in rep.

@@ -1,0 +1,164 @@
+package protocols_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/sim"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+const key = 7
+
+var hybrid = []string{"curp-ht", "curp-ho"}
+
+// TestReadYourWritesFromLaggingReplica: the closest replica is cut off from
+// the leader, so it has not applied the session's weak write; the cache
+// answers instead.
+func TestReadYourWritesFromLaggingReplica(t *testing.T) {
+	forSizes(t, []string{"curp-ht"}, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 1, sim.Network{})
+		f := c.follower()
+		c.Partition([]wire.NodeID{c.Leader()}, []wire.NodeID{f})
+		cl := c.AddClient(siteOf(f))
+		w := c.put(cl, 1, key, "mine", wire.Weak)
+		require.Less(t, c.Status(f).Applied, w.Slot, "the closest replica should lag")
+		got := c.get(cl, 1, key, wire.Weak)
+		require.Equal(t, "mine", string(got.Value))
+	})
+}
+
+// TestFresherReplicaBeatsCache: once the closest replica applied a later
+// write by another session, its answer wins over the session's cache.
+func TestFresherReplicaBeatsCache(t *testing.T) {
+	forSizes(t, []string{"curp-ht"}, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 2, sim.Network{})
+		f := c.follower()
+		a, b := c.AddClient(siteOf(f)), c.AddClient(siteOf(c.Leader()))
+		c.put(a, 1, key, "old", wire.Weak)
+		later := c.put(b, 2, key, "new", wire.Strong)
+		require.True(t, c.RunUntil(func() bool { return c.Status(f).Applied >= later.Slot }, 5*time.Second))
+		got := c.get(a, 1, key, wire.Weak)
+		require.Equal(t, "new", string(got.Value))
+	})
+}
+
+// TestMonotonicReadsAfterStrongRead: a strong read saw a value the closest
+// replica has not applied; a later weak read must not go back in time.
+func TestMonotonicReadsAfterStrongRead(t *testing.T) {
+	forSizes(t, hybrid, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 3, sim.Network{})
+		f := c.follower()
+		c.Partition([]wire.NodeID{c.Leader()}, []wire.NodeID{f})
+		a, b := c.AddClient(siteOf(f)), c.AddClient(siteOf(c.Leader()))
+		c.put(b, 2, key, "x", wire.Strong)
+		strong := c.get(a, 1, key, wire.Strong)
+		require.Equal(t, "x", string(strong.Value))
+		require.Less(t, c.Status(f).Applied, strong.Slot, "the closest replica should lag")
+		weak := c.get(a, 1, key, wire.Weak)
+		require.Equal(t, "x", string(weak.Value))
+	})
+}
+
+// TestWeakWriteThenStrongRead: a strong read after the session's weak
+// write of the same key returns that write (C1).
+func TestWeakWriteThenStrongRead(t *testing.T) {
+	forSizes(t, hybrid, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 4, sim.Network{})
+		cl := c.AddClient(siteOf(c.follower()))
+		c.put(cl, 1, key, "w", wire.Weak)
+		got := c.get(cl, 1, key, wire.Strong)
+		require.True(t, got.Found)
+		require.Equal(t, "w", string(got.Value))
+	})
+}
+
+func superquorum(n int) int { f := (n - 1) / 2; return f + (f+1)/2 + 1 }
+
+// holders splits the replicas so that a weak write reaches n - superquorum
+// + 1 of them, the bound one included and the leader not: the replicas that
+// lack it, leader included, cannot form a superquorum.
+func holders(c *cluster, bound wire.NodeID, n int) (have, lack []wire.NodeID) {
+	sq := superquorum(n)
+	have = []wire.NodeID{bound}
+	for _, r := range c.Replicas() {
+		if r == bound {
+			continue
+		}
+		if r != c.Leader() && len(have) < n-sq+1 {
+			have = append(have, r)
+		} else {
+			lack = append(lack, r)
+		}
+	}
+	return have, lack
+}
+
+// TestReadDepDisagreementForcesSlowPath: a pending weak write that some
+// witnesses hold and the leader does not makes the read dependencies
+// disagree; the strong read takes the slow path and does not see the write.
+func TestReadDepDisagreementForcesSlowPath(t *testing.T) {
+	forSizes(t, []string{"curp-ho"}, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 5, sim.Network{})
+		bound := c.follower()
+		writer := c.AddClient(siteOf(bound))
+		_, lack := holders(c, bound, n)
+		c.Partition([]wire.NodeID{writer}, lack)
+		c.put(writer, 1, key, "pending", wire.Weak)
+		reader := c.AddClient(siteOf(c.Leader()))
+		got := c.get(reader, 2, key, wire.Strong)
+		require.Equal(t, protocol.PathSlow, got.Path)
+		require.False(t, got.Found, "an uncommitted weak write held by too few witnesses leaked")
+		c.Heal()
+	})
+}
+
+// TestMissingCausalDepForcesSlowPath: the session's weak write is missing
+// from enough witnesses, so its next strong operation cannot take the fast
+// path.
+func TestMissingCausalDepForcesSlowPath(t *testing.T) {
+	forSizes(t, []string{"curp-ho"}, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 6, sim.Network{})
+		bound := c.follower()
+		cl := c.AddClient(siteOf(bound))
+		// Keep the write from n - superquorum + 1 witnesses, neither the
+		// leader (which logs it) nor the bound replica.
+		var cut []wire.NodeID
+		for _, r := range c.Replicas() {
+			if len(cut) < n-superquorum(n)+1 && r != c.Leader() && r != bound {
+				cut = append(cut, r)
+			}
+		}
+		c.Partition([]wire.NodeID{cl}, cut)
+		c.put(cl, 1, key, "w", wire.Weak)
+		c.Heal()
+		got := c.put(cl, 1, key+1, "s", wire.Strong)
+		require.Equal(t, protocol.PathSlow, got.Path)
+	})
+}
+
+// TestUncommittedWeakWriteInvisibleToOthers: another session bound to the
+// same replica does not see a weak write until it is committed (C3).
+func TestUncommittedWeakWriteInvisibleToOthers(t *testing.T) {
+	forSizes(t, []string{"curp-ho"}, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 7, sim.Network{})
+		bound := c.follower()
+		writer, reader := c.AddClient(siteOf(bound)), c.AddClient(siteOf(bound))
+		c.Partition([]wire.NodeID{writer}, []wire.NodeID{c.Leader()})
+		c.put(writer, 1, key, "a", wire.Weak)
+		own := c.get(writer, 1, key, wire.Weak)
+		require.Equal(t, "a", string(own.Value), "the session must read its own write")
+		other := c.get(reader, 2, key, wire.Weak)
+		require.False(t, other.Found, "another session saw an uncommitted weak write")
+		c.Heal()
+		require.True(t, c.RunUntil(func() bool {
+			v, ok := c.Replica(bound).(interface{ Read(uint64) ([]byte, bool) }).Read(key)
+			return ok && string(v) == "a"
+		}, 10*time.Second), "the weak write was never committed")
+		other = c.get(reader, 2, key, wire.Weak)
+		require.Equal(t, "a", string(other.Value))
+	})
+}
