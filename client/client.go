@@ -137,7 +137,27 @@ func New(cfg Config) (*Client, error) {
 		defer close(c.stopped)
 		c.loop.run(c.tr)
 	}()
+	c.awaitConnections(replicas, cfg.Retry)
 	return c, nil
+}
+
+// awaitConnections gives the transport a moment to connect, so that the
+// first operations are not sent into the void and left to the retry timer.
+// A cluster that is not up yet is no error: operations retry until it is.
+func (c *Client) awaitConnections(replicas []wire.NodeID, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		connected := 0
+		for _, r := range replicas {
+			if c.tr.Connected(r) {
+				connected++
+			}
+		}
+		if connected == len(replicas) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func (cfg *Config) defaults() error {

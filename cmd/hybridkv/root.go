@@ -21,7 +21,7 @@ protocols on a raft log, emulates wide-area latency, and benchmarks them.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newBenchCmd(), newClusterCmd(), newServerCmd(), newConfigCmd())
+	root.AddCommand(newBenchCmd(), newClusterCmd(), newServerCmd(), newConfigCmd(), newGetCmd(), newPutCmd())
 	return root
 }
 
@@ -56,7 +56,7 @@ type configFlags struct {
 func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
 	f.bench = bench
 	fs.StringVarP(&f.file, "config", "c", "", "YAML configuration file (defaults are used for what it leaves out)")
-	fs.StringVar(&f.protocol, "protocol", "", "protocol: curp (default: from the configuration)")
+	fs.StringVar(&f.protocol, "protocol", "", "protocol: curp, curp-ht or curp-ho (default: from the configuration)")
 	fs.IntVar(&f.replicas, "replicas", 0, "number of replicas, one per site, each site with a co-located client (default 3)")
 	fs.Float64Var(&f.delayMs, "delay", 0, "one-way delay between sites in ms (default 25)")
 	fs.Float64Var(&f.jitterMs, "jitter", 0, "uniform jitter added to each delay in ms (default 0)")
