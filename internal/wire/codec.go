@@ -4,11 +4,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // MaxFrame bounds a frame's payload; a longer length prefix is treated as
-// garbage rather than trusted with an allocation.
-const MaxFrame = 64 << 20
+// garbage rather than trusted with an allocation. It leaves room for a raft
+// snapshot of a large store, the biggest message there is.
+const MaxFrame = 256 << 20
 
 // FrameHeader is the size of a frame's length prefix.
 const FrameHeader = 4
@@ -16,17 +18,31 @@ const FrameHeader = 4
 // ErrTruncated reports input that ended inside a message.
 var ErrTruncated = errors.New("wire: truncated message")
 
-// AppendFrame appends m as one frame (length prefix and payload) to b.
-func AppendFrame(b []byte, m Message) []byte {
+// AppendFrame appends m as one frame (length prefix and payload) to b. It
+// panics if the payload exceeds MaxFrame: the receiver would drop the
+// connection over it, so sending such a message is a bug in the sender.
+func AppendFrame(b []byte, m Message) []byte { return appendFrame(b, m, MaxFrame) }
+
+// appendFrame is AppendFrame with the size limit as a parameter, so tests
+// can reach the limit without building a message of MaxFrame bytes.
+func appendFrame(b []byte, m Message, limit int) []byte {
 	start := len(b)
 	b = append(b, 0, 0, 0, 0)
 	b = Append(b, m)
-	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-FrameHeader))
+	n := len(b) - start - FrameHeader
+	if n > limit {
+		panic(fmt.Sprintf("wire: %v message of %d bytes exceeds the %d-byte frame limit", m.Type(), n, limit))
+	}
+	binary.LittleEndian.PutUint32(b[start:], uint32(n))
 	return b
 }
 
-// FrameLen reads a frame header and returns the payload length that follows.
+// FrameLen reads a frame header, the first FrameHeader bytes of hdr, and
+// returns the payload length that follows.
 func FrameLen(hdr []byte) (int, error) {
+	if len(hdr) < FrameHeader {
+		return 0, fmt.Errorf("wire: frame header of %d bytes, want %d", len(hdr), FrameHeader)
+	}
 	n := binary.LittleEndian.Uint32(hdr)
 	if n == 0 || n > MaxFrame {
 		return 0, fmt.Errorf("wire: bad frame length %d", n)
@@ -34,7 +50,9 @@ func FrameLen(hdr []byte) (int, error) {
 	return int(n), nil
 }
 
-// Append appends m's encoding (type byte and payload) to b.
+// Append appends m's encoding (type byte and payload) to b. A [Raft]
+// message must have its Type set: raft never sends one without, so Decode
+// refuses it.
 func Append(b []byte, m Message) []byte {
 	b = append(b, byte(m.Type()))
 	return m.appendPayload(b)
@@ -53,9 +71,7 @@ func Decode(b []byte) (Message, error) {
 		h.decode(&d)
 		m = h
 	case TypeRaft:
-		r := new(Raft)
-		r.decode(&d)
-		m = r
+		m = decodeRaft(&d)
 	case TypeRequest:
 		r := new(Request)
 		r.decode(&d)
@@ -144,7 +160,9 @@ func (d *decoder) bytes() []byte {
 	return append([]byte(nil), v...)
 }
 
-// bytesAlias returns a length-prefixed byte string aliasing the input.
+// bytesAlias returns a length-prefixed byte string aliasing the input. Its
+// capacity ends with it, so appending to one field cannot overwrite the next.
+// An empty string comes back empty but non-nil.
 func (d *decoder) bytesAlias() []byte {
 	n := d.uvarint()
 	if d.err != nil {
@@ -154,7 +172,7 @@ func (d *decoder) bytesAlias() []byte {
 		d.fail(ErrTruncated)
 		return nil
 	}
-	v := d.buf[:n]
+	v := d.buf[:n:n]
 	d.buf = d.buf[n:]
 	return v
 }
@@ -199,7 +217,7 @@ func (h *Hello) appendPayload(b []byte) []byte {
 func (h *Hello) decode(d *decoder) {
 	h.From = NodeID(d.uvarint())
 	site := d.uvarint()
-	if site > 1<<31 {
+	if site > math.MaxUint32 {
 		d.fail(fmt.Errorf("wire: site %d out of range", site))
 	}
 	h.Site = uint32(site)
@@ -248,6 +266,11 @@ func (r *Request) decode(d *decoder) {
 	r.AckedBelow = d.uvarint()
 	r.PrevWeak = d.uvarint()
 	r.Flags = RequestFlags(d.byte())
+	if r.Flags&^knownRequestFlags != 0 {
+		// A flag this version does not know would be dropped silently, and
+		// a re-encoding would differ from what the sender meant.
+		d.fail(fmt.Errorf("wire: bad request flags %#x", r.Flags))
+	}
 }
 
 const (

@@ -100,6 +100,11 @@ func raftSamples() []sample {
 			Type: raftpb.MessageType_MsgHeartbeatResp.Enum(), To: u64(1), From: u64(2),
 			Term: u64(9), Snapshot: &raftpb.Snapshot{},
 		}}},
+		{"raft-empty-bytes", &Raft{M: &raftpb.Message{
+			// Empty but present byte fields, which must not come back nil.
+			Type: raftpb.MessageType_MsgApp.Enum(), To: u64(2), From: u64(1), Context: []byte{},
+			Entries: []*raftpb.Entry{{Term: u64(7), Index: u64(47), Data: []byte{}}, {Data: []byte("y")}},
+		}}},
 		{"raft-forget-leader", &Raft{M: &raftpb.Message{
 			Type: raftpb.MessageType_MsgForgetLeader.Enum(),
 		}}},
@@ -119,7 +124,7 @@ func samples() []sample {
 		}},
 		{"request-max", &Request{
 			Op:         Op{ID: OpID{Session: math.MaxUint64, Seq: math.MaxUint64}, Level: Weak, Kind: Put, Key: math.MaxUint64, Value: []byte{0}},
-			AckedBelow: math.MaxUint64, PrevWeak: math.MaxUint64, Flags: 0xff,
+			AckedBelow: math.MaxUint64, PrevWeak: math.MaxUint64, Flags: knownRequestFlags,
 		}},
 		{"reply-speculative", &Reply{Kind: ReplySpeculative, ID: OpID{Session: 12, Seq: 4}, Term: 3, Leader: 1,
 			Ok: true, Found: true, Value: []byte("value"), Slot: 77, Applied: 70}},
@@ -236,64 +241,111 @@ func TestTypeString(t *testing.T) {
 	}
 }
 
-// TestRoundTripEdgeCases lists inputs whose exact round trip the codec does
-// not yet provide; each is marked with the gap so a fix shows up as a test
-// asking for the mark to be removed.
+// TestRoundTripEdgeCases covers messages at the edges of what the encoding
+// represents: each must come back exactly, or, where wantErr is set, be
+// refused by Decode.
 func TestRoundTripEdgeCases(t *testing.T) {
 	app := raftpb.MessageType_MsgApp.Enum
 	tests := []struct {
-		name  string
-		msg   Message
-		input []byte // when msg is nil: decode this, then round-trip the result
-		gap   string
+		name    string
+		msg     Message
+		input   []byte // when msg is nil: decode this instead of msg's encoding
+		wantErr string
 	}{
 		{name: "hello-site-2^31", msg: &Hello{From: 1, Site: 1 << 31}},
-		{name: "hello-site-2^31+1", msg: &Hello{From: 1, Site: 1<<31 + 1},
-			gap: "Hello decoding rejects sites above 1<<31 that fit the uint32 field"},
-		{name: "hello-site-max", msg: &Hello{From: 1, Site: math.MaxUint32},
-			gap: "Hello decoding rejects sites above 1<<31 that fit the uint32 field"},
-		{name: "raft-context-empty-present", msg: &Raft{M: &raftpb.Message{Type: app(), Context: []byte{}}},
-			gap: "an empty, present Context decodes as absent"},
+		{name: "hello-site-2^31+1", msg: &Hello{From: 1, Site: 1<<31 + 1}},
+		{name: "hello-site-max", msg: &Hello{From: 1, Site: math.MaxUint32}},
+		{name: "raft-context-empty-present", msg: &Raft{M: &raftpb.Message{Type: app(), Context: []byte{}}}},
+		{name: "raft-context-absent", msg: &Raft{M: &raftpb.Message{Type: app(), Context: nil}}},
 		{name: "raft-entry-data-empty-present", msg: &Raft{M: &raftpb.Message{Type: app(),
-			Entries: []*raftpb.Entry{{Term: u64(1), Index: u64(1), Data: []byte{}}}}},
-			gap: "an empty, present entry Data decodes as absent"},
+			Entries: []*raftpb.Entry{{Term: u64(1), Index: u64(1), Data: []byte{}}}}}},
+		{name: "raft-entry-data-mixed", msg: &Raft{M: &raftpb.Message{Type: app(), Context: []byte{},
+			Entries: []*raftpb.Entry{{Data: nil}, {Data: []byte{}}, {Data: []byte("d")}, {Data: []byte{}}, {}}}}},
 		{name: "raft-no-type", msg: &Raft{M: &raftpb.Message{To: u64(1)}},
-			gap: "a message without Type encodes as MsgHup, which decoding refuses as local"},
+			wantErr: "without a type"},
 		{name: "raft-untyped-from-wire",
 			// Field mask without the type bit, type field 8 (MsgHeartbeat).
-			input: []byte("\x020\b00000000\x00\x0e00000000000000\x00"),
-			gap:   "Decode accepts a raft message without Type, whose re-encoding it then refuses"},
-		{name: "raft-responses", msg: &Raft{M: &raftpb.Message{Type: app(),
-			Responses: []*raftpb.Message{{Type: raftpb.MessageType_MsgAppResp.Enum()}}}},
-			gap: "Responses are not encoded"},
+			input:   []byte("\x020\b00000000\x00\x0e00000000000000\x00"),
+			wantErr: "without a type"},
 		{name: "snapshot-data-empty-present", msg: &Raft{M: &raftpb.Message{
 			Type: raftpb.MessageType_MsgSnap.Enum(), Snapshot: &raftpb.Snapshot{Data: []byte{}}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msg := tt.msg
-			if msg == nil {
-				var err error
-				if msg, err = Decode(tt.input); err != nil {
-					msg = nil // refusing the input closes the gap too
-				}
+			in := tt.input
+			if tt.msg != nil {
+				in = Append(nil, tt.msg)
 			}
-			var got Message
-			var err error
-			ok := msg == nil
-			if !ok {
-				got, err = Decode(Append(nil, msg))
-				ok = err == nil && equalMessage(msg, got)
-			}
+			got, err := Decode(in)
 			switch {
-			case ok && tt.gap != "":
-				t.Errorf("round trip now works; remove the gap mark %q", tt.gap)
-			case !ok && tt.gap != "":
-				t.Skipf("known gap: %s (err %v)", tt.gap, err)
-			case !ok:
-				t.Errorf("round trip failed: err %v, got %v", err, got)
+			case tt.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Decode(%x) = %v, %v; want error containing %q", in, got, err, tt.wantErr)
+				}
+			case err != nil:
+				t.Fatalf("Decode: %v", err)
+			case !equalMessage(tt.msg, got):
+				t.Fatalf("round trip\n got %s\nwant %s", describe(got), describe(tt.msg))
 			}
 		})
+	}
+}
+
+// TestRaftEmptyBytes checks what proto.Equal alone leaves implicit: an
+// empty byte field comes back non-nil and one that was nil stays nil.
+func TestRaftEmptyBytes(t *testing.T) {
+	in := &raftpb.Message{Type: raftpb.MessageType_MsgApp.Enum(), Context: []byte{},
+		Entries: []*raftpb.Entry{{Data: []byte{}}, {}}}
+	got, err := Decode(Append(nil, &Raft{M: in}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := got.(*Raft).M
+	if m.Context == nil || len(m.Context) != 0 {
+		t.Errorf("Context = %#v, want empty and non-nil", m.Context)
+	}
+	if d := m.Entries[0].Data; d == nil || len(d) != 0 {
+		t.Errorf("entry 0 Data = %#v, want empty and non-nil", d)
+	}
+	if d := m.Entries[1].Data; d != nil {
+		t.Errorf("entry 1 Data = %#v, want nil", d)
+	}
+}
+
+// TestRaftResponsesNotCarried pins that Responses, which only local storage
+// messages use, is left out of the encoding rather than sent.
+func TestRaftResponsesNotCarried(t *testing.T) {
+	in := &raftpb.Message{Type: raftpb.MessageType_MsgApp.Enum(), To: u64(2), Term: u64(3),
+		Responses: []*raftpb.Message{{Type: raftpb.MessageType_MsgAppResp.Enum(), To: u64(1)}}}
+	got, err := Decode(Append(nil, &Raft{M: in}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := got.(*Raft).M
+	if m.Responses != nil {
+		t.Errorf("Responses = %v, want nil", m.Responses)
+	}
+	want := proto.Clone(in).(*raftpb.Message)
+	want.Responses = nil
+	if !proto.Equal(m, want) {
+		t.Errorf("got %v, want %v", m, want)
+	}
+}
+
+// TestDecodedAliasesDoNotOverlap checks that appending to one decoded byte
+// field cannot overwrite another that shares the decoder's payload copy.
+func TestDecodedAliasesDoNotOverlap(t *testing.T) {
+	in := &raftpb.Message{Type: raftpb.MessageType_MsgApp.Enum(), Context: []byte("ctx"),
+		Entries: []*raftpb.Entry{{Data: []byte("one")}, {Data: []byte("two")}}}
+	got, err := Decode(Append(nil, &Raft{M: in}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := got.(*Raft).M
+	_ = append(m.Context, "XXXXXXXXXXXXXXXX"...)
+	_ = append(m.Entries[0].Data, "XXXXXXXXXXXXXXXX"...)
+	if !proto.Equal(m, in) {
+		t.Errorf("appending to decoded fields changed the message: %v", m)
 	}
 }
 
@@ -359,7 +411,9 @@ func (r rawRaft) bytes() []byte {
 	b = binary.AppendUvarint(b, r.typ)
 	b = append(b, 1, 2, 3, 4, 5, 6, 7, 8) // to .. rejectHint
 	b = append(b, r.reject)
-	b = append(b, 0) // context
+	if r.mask&hasContext != 0 {
+		b = append(b, 0) // empty context
+	}
 	if r.entries == nil {
 		b = append(b, 0)
 	}
@@ -384,6 +438,8 @@ func TestDecodeMalformed(t *testing.T) {
 		{"hello site beyond uint32", cat([]byte{byte(TypeHello)}, uv(1), uv(1<<32)), "out of range"},
 		{"request bad level", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{2, 0}, uv(1), uv(0), uv(0), uv(0), []byte{0}), "bad level"},
 		{"request bad kind", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 2}, uv(1), uv(0), uv(0), uv(0), []byte{0}), "bad level 0 or kind 2"},
+		{"request unknown flags", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 1}, uv(1), uv(0), uv(0), uv(0), []byte{byte(knownRequestFlags + 1)}), "bad request flags"},
+		{"request flag 0x80", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 1}, uv(1), uv(0), uv(0), uv(0), []byte{0x80}), "bad request flags 0x80"},
 		{"request value beyond input", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 1}, uv(1), uv(1000), []byte("short")), "truncated"},
 		{"reply kind 0", cat([]byte{byte(TypeReply), 0, 0}, make([]byte, 10)), "bad reply kind 0"},
 		{"reply kind 6", cat([]byte{byte(TypeReply), 6, 0}, make([]byte, 10)), "bad reply kind 6"},
@@ -392,6 +448,8 @@ func TestDecodeMalformed(t *testing.T) {
 		{"recover-reply ops count", cat([]byte{byte(TypeRecoverReply)}, uv(1), uv(1<<40), make([]byte, 12)), "exceeds input"},
 		{"recover-reply bad op", cat([]byte{byte(TypeRecoverReply)}, uv(1), uv(1), uv(1), uv(1), []byte{3, 0}, uv(1), uv(0)), "bad level"},
 		{"raft bad mask", rawRaft{mask: hasAll + 1, typ: app}.bytes(), "bad raft field mask"},
+		{"raft without type", rawRaft{mask: hasTo | hasFrom, typ: uint64(raftpb.MessageType_MsgHeartbeat)}.bytes(), "without a type"},
+		{"raft without type or fields", rawRaft{typ: app}.bytes(), "without a type"},
 		{"raft type beyond range", rawRaft{mask: hasType, typ: 24}.bytes(), "bad raft message type 24"},
 		{"raft type huge", rawRaft{mask: hasType, typ: 1 << 40}.bytes(), "bad raft message type"},
 		{"raft local MsgHup", rawRaft{mask: hasType, typ: uint64(raftpb.MessageType_MsgHup)}.bytes(), "local-only"},
@@ -399,9 +457,12 @@ func TestDecodeMalformed(t *testing.T) {
 		{"raft local MsgStorageAppend", rawRaft{mask: hasType, typ: uint64(raftpb.MessageType_MsgStorageAppend)}.bytes(), "local-only"},
 		{"raft bad bool", rawRaft{mask: hasType, typ: app, reject: 2}.bytes(), "bad bool"},
 		{"raft entries count", rawRaft{mask: hasType, typ: app, entries: cat(uv(1<<40), make([]byte, 20))}.bytes(), "exceeds input"},
-		{"raft entry mask", rawRaft{mask: hasType, typ: app, entries: cat(uv(1), []byte{8, 1, 1, 0, 0})}.bytes(), "bad raft entry mask"},
-		{"raft entry type", rawRaft{mask: hasType, typ: app, entries: cat(uv(1), []byte{entHasType, 1, 1, 3, 0})}.bytes(), "bad raft entry type 3"},
-		{"raft entry data beyond input", rawRaft{mask: hasType, typ: app, entries: cat(uv(1), []byte{0, 1, 1, 0, 100, 1, 2, 3, 4})}.bytes(), "truncated"},
+		{"raft entry mask", rawRaft{mask: hasType, typ: app, entries: cat(uv(1), []byte{entHasAll + 1, 1, 1, 0, 0})}.bytes(), "bad raft entry mask"},
+		{"raft entry type", rawRaft{mask: hasType, typ: app, entries: cat(uv(1), []byte{entHasType, 1, 1, 3})}.bytes(), "bad raft entry type 3"},
+		{"raft entry data beyond input", rawRaft{mask: hasType, typ: app, entries: cat(uv(1), []byte{entHasData, 1, 1, 0, 100, 1, 2, 3, 4})}.bytes(), "truncated"},
+		{"raft entry data missing", rawRaft{mask: hasType, typ: app, entries: cat(uv(1), []byte{entHasData, 1, 1, 0})}.bytes(), "truncated"},
+		{"raft entry data without its bit", rawRaft{mask: hasType, typ: app, entries: cat(uv(1), []byte{0, 1, 1, 0, 1, 'x'})}.bytes(), "trailing"},
+		{"raft context missing", rawRaft{mask: hasType | hasContext, typ: app}.bytes()[:13], "truncated"},
 		{"raft snapshot not protobuf", rawRaft{mask: hasType | hasSnapshot, typ: app, snapshot: []byte{2, 0xff, 0xff}}.bytes(), "raft snapshot"},
 		{"raft snapshot missing", rawRaft{mask: hasType | hasSnapshot, typ: app}.bytes(), "truncated"},
 	}
@@ -425,14 +486,14 @@ func TestDecodeMalformed(t *testing.T) {
 // fail for the reason each case names: unmodified, they decode.
 func TestRawRaftBaseline(t *testing.T) {
 	m, err := Decode(rawRaft{mask: hasAll &^ hasSnapshot, typ: uint64(raftpb.MessageType_MsgApp),
-		entries: []byte{1, entHasAll, 1, 1, 0, 0}}.bytes())
+		entries: []byte{1, entHasAll, 1, 1, 0, 1, 'x'}}.bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := &raftpb.Message{Type: raftpb.MessageType_MsgApp.Enum(), To: u64(1), From: u64(2),
 		Term: u64(3), LogTerm: u64(4), Index: u64(5), Commit: u64(6), Vote: u64(7),
-		RejectHint: u64(8), Reject: proto.Bool(false),
-		Entries: []*raftpb.Entry{{Term: u64(1), Index: u64(1), Type: raftpb.EntryType_EntryNormal.Enum()}}}
+		RejectHint: u64(8), Reject: proto.Bool(false), Context: []byte{},
+		Entries: []*raftpb.Entry{{Term: u64(1), Index: u64(1), Type: raftpb.EntryType_EntryNormal.Enum(), Data: []byte("x")}}}
 	if !proto.Equal(m.(*Raft).M, want) {
 		t.Fatalf("got %v, want %v", m.(*Raft).M, want)
 	}
@@ -485,6 +546,32 @@ func TestFrameLen(t *testing.T) {
 			t.Errorf("FrameLen(%d) = %d, want error", n, got)
 		}
 	}
+	for _, short := range [][]byte{nil, {}, {1}, {1, 0, 0}} {
+		if got, err := FrameLen(short); err == nil {
+			t.Errorf("FrameLen(%x) = %d, want error", short, got)
+		}
+	}
+	// Bytes after the header are the payload's, not the length's.
+	if got, err := FrameLen([]byte{5, 0, 0, 0, 0xff}); err != nil || got != 5 {
+		t.Errorf("FrameLen with payload after the header = %d, %v; want 5", got, err)
+	}
+}
+
+func TestAppendFrameLimit(t *testing.T) {
+	m := &Request{Op: Op{Kind: Put, Value: make([]byte, 100)}}
+	size := len(Append(nil, m))
+	b := appendFrame([]byte("x"), m, size)
+	if n, err := FrameLen(b[1:]); err != nil || n != size {
+		t.Fatalf("frame at the limit: FrameLen = %d, %v; want %d", n, err, size)
+	}
+	defer func() {
+		msg, _ := recover().(string)
+		if !strings.Contains(msg, fmt.Sprintf("request message of %d bytes exceeds the %d-byte frame limit", size, size-1)) {
+			t.Errorf("panic %q, want one naming the message and the limit", msg)
+		}
+	}()
+	appendFrame(nil, m, size-1)
+	t.Error("appendFrame did not panic above the limit")
 }
 
 func TestAppendDoesNotAllocate(t *testing.T) {

@@ -56,7 +56,9 @@ type Hello struct {
 	Site uint32
 }
 
-// Raft carries one etcd raft message between replicas.
+// Raft carries one etcd raft message between replicas. M.Type must be set.
+// M.Responses is not carried: raft fills it only in messages to the local
+// storage threads, which never leave the node.
 type Raft struct {
 	M *raftpb.Message
 }
@@ -67,6 +69,13 @@ type RequestFlags uint8
 const (
 	// FlagRetry marks a re-send of an operation the client already sent.
 	FlagRetry RequestFlags = 1 << iota
+	// FlagReplyWanted asks the receiving replica to answer a weak
+	// operation that every replica receives (CURP-HO's bound replica).
+	FlagReplyWanted
+
+	// knownRequestFlags has every flag above set; it stays last so that a
+	// new flag extends it.
+	knownRequestFlags RequestFlags = 1<<iota - 1
 )
 
 // Request carries one operation from a client to a replica.

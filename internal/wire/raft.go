@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"go.etcd.io/raft/v3"
@@ -13,10 +14,16 @@ import (
 // Marshal costs several times more per message, and raft's hot messages
 // (MsgApp, MsgAppResp, heartbeats) carry only integers and entry data.
 // v3.7 messages use pointer fields, so presence is kept in a bitmask and a
-// decoded message gets back exactly the fields that were set. Snapshots are
-// rare and large; they keep protobuf's encoding.
+// decoded message gets back exactly the fields that were set; byte fields
+// have a presence bit too, because protobuf tells an empty one from an
+// absent one. Snapshots are rare and large; they keep protobuf's encoding.
+//
+// Responses is not encoded: raft sets it only on messages to the local
+// storage threads (MsgStorageAppend, MsgStorageApply), which are never sent.
 
 const (
+	// hasType is always set: every message raft sends has a type, and
+	// without it the type would read as the local-only MsgHup.
 	hasType = 1 << iota
 	hasTo
 	hasFrom
@@ -28,14 +35,16 @@ const (
 	hasReject
 	hasRejectHint
 	hasSnapshot
-	hasAll = hasSnapshot<<1 - 1
+	hasContext
+	hasAll = hasContext<<1 - 1
 )
 
 const (
 	entHasTerm = 1 << iota
 	entHasIndex
 	entHasType
-	entHasAll = entHasType<<1 - 1
+	entHasData
+	entHasAll = entHasData<<1 - 1
 )
 
 func (r *Raft) appendPayload(b []byte) []byte {
@@ -57,6 +66,7 @@ func (r *Raft) appendPayload(b []byte) []byte {
 	set(m.Reject != nil, hasReject)
 	set(m.RejectHint != nil, hasRejectHint)
 	set(m.Snapshot != nil, hasSnapshot)
+	set(m.Context != nil, hasContext)
 	b = binary.AppendUvarint(b, mask)
 	b = binary.AppendUvarint(b, uint64(m.GetType()))
 	for _, v := range [...]uint64{m.GetTo(), m.GetFrom(), m.GetTerm(), m.GetLogTerm(),
@@ -64,7 +74,9 @@ func (r *Raft) appendPayload(b []byte) []byte {
 		b = binary.AppendUvarint(b, v)
 	}
 	b = appendBool(b, m.GetReject())
-	b = appendBytes(b, m.Context)
+	if m.Context != nil {
+		b = appendBytes(b, m.Context)
+	}
 	b = binary.AppendUvarint(b, uint64(len(m.Entries)))
 	for _, e := range m.Entries {
 		var em byte
@@ -77,11 +89,16 @@ func (r *Raft) appendPayload(b []byte) []byte {
 		if e.Type != nil {
 			em |= entHasType
 		}
+		if e.Data != nil {
+			em |= entHasData
+		}
 		b = append(b, em)
 		b = binary.AppendUvarint(b, e.GetTerm())
 		b = binary.AppendUvarint(b, e.GetIndex())
 		b = binary.AppendUvarint(b, uint64(e.GetType()))
-		b = appendBytes(b, e.Data)
+		if e.Data != nil {
+			b = appendBytes(b, e.Data)
+		}
 	}
 	if m.Snapshot != nil {
 		snap, err := proto.Marshal(m.Snapshot)
@@ -95,48 +112,59 @@ func (r *Raft) appendPayload(b []byte) []byte {
 	return b
 }
 
-// raftValues holds a decoded message's scalar fields in one allocation; the
-// message's pointer fields point into it.
-type raftValues struct {
+// decodedRaft holds a decoded message with the values its pointer fields
+// point to, so that all of it costs one allocation.
+type decodedRaft struct {
+	r                                                        Raft
+	m                                                        raftpb.Message
 	typ                                                      raftpb.MessageType
 	to, from, term, logTerm, index, commit, vote, rejectHint uint64
 	reject                                                   bool
 }
 
-func (r *Raft) decode(d *decoder) {
+// decodedEntry is an entry with the values its pointer fields point to;
+// a message's entries are allocated together as one slice of them.
+type decodedEntry struct {
+	e           raftpb.Entry
+	term, index uint64
+	typ         raftpb.EntryType
+}
+
+func decodeRaft(d *decoder) *Raft {
 	// One private copy of the payload: entry data and context alias it.
 	d.buf = append([]byte(nil), d.buf...)
 	mask := d.uvarint()
-	if mask&^hasAll != 0 {
+	if d.err == nil && mask&^hasAll != 0 {
 		d.fail(fmt.Errorf("wire: bad raft field mask %#x", mask))
-		return
 	}
-	v := new(raftValues)
+	if d.err == nil && mask&hasType == 0 {
+		d.fail(errors.New("wire: raft message without a type"))
+	}
 	t := d.uvarint()
-	if t > uint64(raftpb.MessageType_MsgForgetLeader) {
+	if d.err == nil && t > uint64(raftpb.MessageType_MsgForgetLeader) {
 		d.fail(fmt.Errorf("wire: bad raft message type %d", t))
-		return
 	}
+	if d.err == nil && raft.IsLocalMsg(raftpb.MessageType(t)) {
+		d.fail(fmt.Errorf("wire: raft message %v is local-only", raftpb.MessageType(t)))
+	}
+	if d.err != nil {
+		return nil
+	}
+	v := new(decodedRaft)
 	v.typ = raftpb.MessageType(t)
-	if raft.IsLocalMsg(v.typ) {
-		d.fail(fmt.Errorf("wire: raft message %v is local-only", v.typ))
-		return
-	}
 	for _, p := range [...]*uint64{&v.to, &v.from, &v.term, &v.logTerm,
 		&v.index, &v.commit, &v.vote, &v.rejectHint} {
 		*p = d.uvarint()
 	}
 	v.reject = d.bool()
-	m := &raftpb.Message{}
+	m := &v.m
 	pick := func(bit uint64, p *uint64) *uint64 {
 		if mask&bit != 0 {
 			return p
 		}
 		return nil
 	}
-	if mask&hasType != 0 {
-		m.Type = &v.typ
-	}
+	m.Type = &v.typ
 	m.To = pick(hasTo, &v.to)
 	m.From = pick(hasFrom, &v.from)
 	m.Term = pick(hasTerm, &v.term)
@@ -148,41 +176,40 @@ func (r *Raft) decode(d *decoder) {
 	if mask&hasReject != 0 {
 		m.Reject = &v.reject
 	}
-	if ctx := d.bytesAlias(); len(ctx) > 0 {
-		m.Context = ctx
+	if mask&hasContext != 0 {
+		m.Context = d.bytesAlias()
 	}
-	// Each entry takes at least 5 bytes: presence byte, three varints, length.
-	if n := d.count(5); n > 0 {
-		ents := make([]raftpb.Entry, n)
-		vals := make([]uint64, 2*n)
-		types := make([]raftpb.EntryType, n)
+	// Each entry takes at least 4 bytes: presence byte and three varints.
+	if n := d.count(4); n > 0 {
+		ents := make([]decodedEntry, n)
 		m.Entries = make([]*raftpb.Entry, n)
 		for i := range ents {
-			e := &ents[i]
+			de := &ents[i]
+			e := &de.e
 			em := d.byte()
 			if em&^entHasAll != 0 {
 				d.fail(fmt.Errorf("wire: bad raft entry mask %#x", em))
-				return
+				return nil
 			}
-			vals[2*i] = d.uvarint()
-			vals[2*i+1] = d.uvarint()
+			de.term = d.uvarint()
+			de.index = d.uvarint()
 			et := d.uvarint()
 			if et > uint64(raftpb.EntryType_EntryConfChangeV2) {
 				d.fail(fmt.Errorf("wire: bad raft entry type %d", et))
-				return
+				return nil
 			}
-			types[i] = raftpb.EntryType(et)
+			de.typ = raftpb.EntryType(et)
 			if em&entHasTerm != 0 {
-				e.Term = &vals[2*i]
+				e.Term = &de.term
 			}
 			if em&entHasIndex != 0 {
-				e.Index = &vals[2*i+1]
+				e.Index = &de.index
 			}
 			if em&entHasType != 0 {
-				e.Type = &types[i]
+				e.Type = &de.typ
 			}
-			if data := d.bytesAlias(); len(data) > 0 {
-				e.Data = data
+			if em&entHasData != 0 {
+				e.Data = d.bytesAlias()
 			}
 			m.Entries[i] = e
 		}
@@ -190,13 +217,17 @@ func (r *Raft) decode(d *decoder) {
 	if mask&hasSnapshot != 0 {
 		snap := d.bytesAlias()
 		if d.err != nil {
-			return
+			return nil
 		}
 		m.Snapshot = &raftpb.Snapshot{}
 		if err := proto.Unmarshal(snap, m.Snapshot); err != nil {
 			d.fail(fmt.Errorf("wire: raft snapshot: %w", err))
-			return
+			return nil
 		}
 	}
-	r.M = m
+	if d.err != nil {
+		return nil
+	}
+	v.r.M = m
+	return &v.r
 }
