@@ -247,12 +247,16 @@ func (r *Replica) witness(from wire.NodeID, op *wire.Op) {
 	r.reply(from, rep)
 }
 
-// conflicting returns a pooled record that conflicts with strong op.
+// conflicting returns a pooled record that conflicts with strong op: a
+// pending write on its key. A pending read does not hold back a later
+// write: the read's result is fixed at its slot, before the write's, and
+// replaying a read in recovery changes no state. Reads still wait for
+// pending writes, which is what keeps a stale leader's reads honest.
 func (r *Replica) conflicting(op *wire.Op) *witness.Record {
-	if ext := r.opts.Extension; ext != nil {
-		return r.pool.Conflicting(op, func(rec *witness.Record) bool { return ext.Conflicts(rec, op) })
-	}
-	return r.pool.Conflicting(op, nil)
+	ext := r.opts.Extension
+	return r.pool.Conflicting(op, func(rec *witness.Record) bool {
+		return rec.Op.Kind.IsWrite() && (ext == nil || ext.Conflicts(rec, op))
+	})
 }
 
 func (r *Replica) enqueue(req *wire.Request) {
