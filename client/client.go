@@ -73,6 +73,8 @@ type Result struct {
 	Slot uint64
 	// Path says how it completed (fast path, slow path, weak).
 	Path protocol.Path
+	// Reason says why a strong operation took the slow path.
+	Reason protocol.SlowReason
 	// Latency is from submission to completion.
 	Latency time.Duration
 	// Err is ErrTimeout, ErrClosed or a context error on failure.

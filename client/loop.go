@@ -114,7 +114,8 @@ func (l *loop) complete(d protocol.Completion) {
 	}
 	delete(l.calls, d.ID)
 	c.finished = true
-	c.done(Result{Found: d.Found, Value: d.Value, Slot: d.Slot, Path: d.Path, Latency: time.Since(c.start)})
+	c.done(Result{Found: d.Found, Value: d.Value, Slot: d.Slot, Path: d.Path, Reason: d.Reason,
+		Latency: time.Since(c.start)})
 }
 
 // drop abandons a call: the core stops retrying it; whether it took effect

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hybridkv/hybridkv/client"
+	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/stats"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/workload"
@@ -68,6 +69,9 @@ func (d *driver) done(class stats.Class, r client.Result) {
 		d.rec.RecordFailure(class, now)
 	} else {
 		d.rec.Record(class, r.Latency, r.Path, now)
+		if r.Path == protocol.PathSlow {
+			d.rec.RecordSlowReason(r.Reason, now)
+		}
 	}
 	d.ops.Add(1)
 	if d.more() {

@@ -30,8 +30,9 @@ type ClientExtension interface {
 	// operation no longer pending (p is nil then).
 	WeakReply(c *Client, from wire.NodeID, p *Pending, rep *wire.Reply)
 	// AcceptFastPath vets a strong operation whose oks reached a
-	// superquorum: p.Spec and p.Oks hold the replies that form it.
-	AcceptFastPath(c *Client, p *Pending) bool
+	// superquorum (p.Spec and p.Oks hold the replies that form it): it
+	// returns ReasonNone to accept, or why the fast path fails.
+	AcceptFastPath(c *Client, p *Pending) protocol.SlowReason
 	// Completed sees every completion before the caller does.
 	Completed(c *Client, p *Pending, done *protocol.Completion)
 	// Tick runs on every client tick.
@@ -92,8 +93,9 @@ type Pending struct {
 	SpecFrom wire.NodeID
 	// Oks holds the witnesses' ok replies, one per witness.
 	Oks []WitnessOk
-	// refused is set once the leader or a witness said not ok.
-	refused bool
+	// reason is set once the fast path failed: a refusal, or a superquorum
+	// the extension rejected.
+	reason protocol.SlowReason
 }
 
 // WitnessOk is one witness's acceptance of an operation.
@@ -245,7 +247,7 @@ func (c *Client) Step(from wire.NodeID, m wire.Message) {
 	switch rep.Kind {
 	case wire.ReplySync:
 		path := protocol.PathCommitted
-		if p.refused {
+		if p.reason != protocol.ReasonNone {
 			path = protocol.PathSlow
 		}
 		c.Complete(p, rep, path)
@@ -253,13 +255,13 @@ func (c *Client) Step(from wire.NodeID, m wire.Message) {
 		if rep.Ok && from == rep.Leader {
 			p.Spec, p.SpecFrom = rep, from
 		}
-		p.refused = p.refused || !rep.Ok
+		c.refuse(p, rep)
 		c.tryFastPath(p)
 	case wire.ReplyWitness:
 		if rep.Ok && !slices.ContainsFunc(p.Oks, func(w WitnessOk) bool { return w.From == from }) {
 			p.Oks = append(p.Oks, WitnessOk{from, rep})
 		}
-		p.refused = p.refused || !rep.Ok
+		c.refuse(p, rep)
 		c.tryFastPath(p)
 	}
 }
@@ -285,13 +287,21 @@ func (c *Client) tryFastPath(p *Pending) {
 	if n < c.superquorum {
 		return
 	}
-	if c.ext != nil && !c.ext.AcceptFastPath(c, p) {
-		// A superquorum answered but the extension's conditions failed: a
-		// sync reply now means the slow path, not a race with commit.
-		p.refused = true
-		return
+	if c.ext != nil {
+		// A superquorum answered but the extension's conditions may fail:
+		// a sync reply then means the slow path, not a race with commit.
+		if reason := c.ext.AcceptFastPath(c, p); reason != protocol.ReasonNone {
+			p.reason = reason
+			return
+		}
 	}
 	c.Complete(p, p.Spec, protocol.PathFast)
+}
+
+func (c *Client) refuse(p *Pending, rep *wire.Reply) {
+	if !rep.Ok && p.reason == protocol.ReasonNone {
+		p.reason = protocol.ReasonConflict
+	}
 }
 
 // Complete finishes an operation with the result in rep.
@@ -301,6 +311,9 @@ func (c *Client) Complete(p *Pending, rep *wire.Reply, path protocol.Path) {
 	c.sessions[id.Session].finish(id.Seq)
 	done := protocol.Completion{
 		ID: id, Op: p.Req.Op, Found: rep.Found, Value: rep.Value, Slot: rep.Slot, Path: path,
+	}
+	if path == protocol.PathSlow {
+		done.Reason = p.reason
 	}
 	if c.ext != nil {
 		c.ext.Completed(c, p, &done)

@@ -141,7 +141,7 @@ func (x *Client) writeReply(c *curp.Client, from wire.NodeID, p *curp.Pending, s
 // AcceptFastPath requires, besides CURP's superquorum, that the replies
 // forming it hold every uncommitted weak write the session issued before the
 // operation, and for a read that they agree on the read dependency.
-func (x *Client) AcceptFastPath(c *curp.Client, p *curp.Pending) bool {
+func (x *Client) AcceptFastPath(c *curp.Client, p *curp.Pending) protocol.SlowReason {
 	var need []uint64
 	if s := x.sessions[p.Req.Op.ID.Session]; s != nil {
 		for seq := range s.writeSet {
@@ -151,24 +151,35 @@ func (x *Client) AcceptFastPath(c *curp.Client, p *curp.Pending) bool {
 		}
 	}
 	read := !p.Req.Op.Kind.IsWrite()
-	agrees := func(rep *wire.Reply) bool {
+	check := func(rep *wire.Reply) protocol.SlowReason {
 		for _, seq := range need {
 			if !slices.Contains(rep.Deps, seq) {
-				return false
+				return protocol.ReasonCausalDep
 			}
 		}
-		return !read || rep.ReadDep == p.Spec.ReadDep
+		if read && rep.ReadDep != p.Spec.ReadDep {
+			return protocol.ReasonReadDep
+		}
+		return protocol.ReasonNone
 	}
-	if !agrees(p.Spec) {
-		return false
+	if reason := check(p.Spec); reason != protocol.ReasonNone {
+		return reason
 	}
-	n := 1
+	n, why := 1, protocol.ReasonNone
 	for _, w := range p.Oks {
-		if w.From != p.SpecFrom && agrees(w.Reply) {
+		if w.From == p.SpecFrom {
+			continue
+		}
+		if reason := check(w.Reply); reason == protocol.ReasonNone {
 			n++
+		} else if why == protocol.ReasonNone {
+			why = reason
 		}
 	}
-	return n >= c.Superquorum()
+	if n >= c.Superquorum() {
+		return protocol.ReasonNone
+	}
+	return why
 }
 
 // Completed feeds the cache; a strong operation that completed through the

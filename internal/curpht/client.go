@@ -76,7 +76,9 @@ func (*Client) Prepare(*curp.Client, *curp.Pending) {}
 func (*Client) Tick(*curp.Client) {}
 
 // AcceptFastPath: CURP-HT's strong path is CURP's.
-func (*Client) AcceptFastPath(*curp.Client, *curp.Pending) bool { return true }
+func (*Client) AcceptFastPath(*curp.Client, *curp.Pending) protocol.SlowReason {
+	return protocol.ReasonNone
+}
 
 // Completed feeds the session's cache with what the operation wrote or read.
 func (x *Client) Completed(_ *curp.Client, p *curp.Pending, done *protocol.Completion) {

@@ -64,6 +64,42 @@ type Completion struct {
 	Slot uint64
 	// Path says how the operation completed.
 	Path Path
+	// Reason says why a strong operation took the slow path.
+	Reason SlowReason
+}
+
+// SlowReason says why a strong operation left the fast path.
+type SlowReason uint8
+
+const (
+	ReasonNone SlowReason = iota
+	// ReasonConflict: the leader or a witness refused (a conflicting
+	// pending operation).
+	ReasonConflict
+	// ReasonCausalDep: a superquorum answered, but not all of it held the
+	// session's uncommitted weak writes (CURP-HO).
+	ReasonCausalDep
+	// ReasonReadDep: a superquorum answered, but disagreed on the latest
+	// pending weak write of the read's key (CURP-HO).
+	ReasonReadDep
+	numReasons
+)
+
+// NumReasons sizes arrays indexed by SlowReason.
+const NumReasons = int(numReasons)
+
+func (r SlowReason) String() string {
+	switch r {
+	case ReasonNone:
+		return "none"
+	case ReasonConflict:
+		return "conflict"
+	case ReasonCausalDep:
+		return "causal-dep"
+	case ReasonReadDep:
+		return "read-dep"
+	}
+	return "unknown"
 }
 
 // Path classifies how an operation completed, for the benchmark's fast-path

@@ -15,6 +15,9 @@ func (r *Recorder) Merge(o *Recorder) {
 		r.classes[c].merge(&o.classes[c])
 	}
 	r.excluded += o.excluded
+	for i := range r.slow {
+		r.slow[i] += o.slow[i]
+	}
 	r.clamped += o.clamped
 	if o.last.After(r.last) {
 		r.last = o.last

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -42,6 +44,22 @@ func (r *Report) writeHeader(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "\nwindow %.1f s starting at +%.1f s | ops %d | failed %d | excluded %d\n",
 		r.WindowSeconds, r.WindowOffsetSeconds, r.Ops, r.Failed, r.Excluded)
+	if len(r.Paths) > 0 {
+		fmt.Fprintf(b, "paths: %s", joinCounts(r.Paths))
+		if len(r.SlowReasons) > 0 {
+			fmt.Fprintf(b, " | slow because: %s", joinCounts(r.SlowReasons))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// joinCounts prints a count map as "a 1, b 2" in key order.
+func joinCounts(m map[string]int64) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (r *Report) writeClasses(b *strings.Builder) {

@@ -42,6 +42,9 @@ type Recorder struct {
 	excluded int64
 	// clamped counts latencies above the histogram's range.
 	clamped int64
+	// slow counts, by reason, the strong operations that took the slow
+	// path inside the window.
+	slow [protocol.NumReasons]int64
 	// timeline[i] counts completions during second i after start, window
 	// or not, so warm-up and cool-down are visible.
 	timeline []int64
@@ -137,4 +140,23 @@ func (s *classStats) add(latency time.Duration, path protocol.Path) (clamped boo
 	}
 	s.paths[path]++
 	return clamped
+}
+
+// RecordSlowReason notes why an operation recorded at the same time took the
+// slow path.
+func (r *Recorder) RecordSlowReason(reason protocol.SlowReason, at time.Time) {
+	if int(reason) < len(r.slow) && r.inWindow(at) {
+		r.slow[reason]++
+	}
+}
+
+// SlowReasons counts the window's slow-path operations by reason.
+func (r *Recorder) SlowReasons() map[string]int64 {
+	m := make(map[string]int64)
+	for reason, n := range r.slow {
+		if n > 0 {
+			m[protocol.SlowReason(reason).String()] = n
+		}
+	}
+	return m
 }

@@ -46,6 +46,9 @@ type Report struct {
 	// took either path.
 	FastPathRatio float64 `json:"fast_path_ratio"`
 	FastPathKnown bool    `json:"fast_path_known"`
+	// SlowReasons counts strong operations that took the slow path, by why
+	// they left the fast path.
+	SlowReasons map[string]int64 `json:"slow_reasons,omitempty"`
 
 	PerClient []ClientSummary `json:"per_client"`
 
@@ -111,6 +114,7 @@ func BuildReport(run Run, clients []ClientRecorder, cpu []CPUUsage, notes ...str
 		Strong:            all.Combined(Class.IsStrong),
 		Weak:              all.Combined(func(c Class) bool { return !c.IsStrong() }),
 		Paths:             pathCounts(all),
+		SlowReasons:       all.SlowReasons(),
 		CPU:               cpu,
 	}
 	if from, _ := all.windowBounds(); from.After(all.start) {

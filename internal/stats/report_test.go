@@ -24,7 +24,12 @@ func sampleClients() []ClientRecorder {
 			path = protocol.PathSlow
 		}
 		a.Record(StrongWrite, 50*time.Millisecond, path, t0.Add(1500*time.Millisecond))
+		if path == protocol.PathSlow {
+			a.RecordSlowReason(protocol.ReasonConflict, t0.Add(1500*time.Millisecond))
+		}
 	}
+	// Outside the window: not counted.
+	a.RecordSlowReason(protocol.ReasonReadDep, t0.Add(500*time.Millisecond))
 	for range 6 {
 		b.Record(WeakRead, 2*time.Millisecond, protocol.PathWeak, t0.Add(2500*time.Millisecond))
 	}
@@ -107,17 +112,18 @@ func TestWriteTable(t *testing.T) {
 		"curp-ht | 3 replicas | 2 clients x 8 sessions | 5.0 ops/s | fast path 75.0% | cpu 500.0 µs/op | smoke",
 		lines[0])
 	require.Equal(t, "window 2.0 s starting at +1.0 s | ops 10 | failed 1 | excluded 2", lines[1])
-	require.Regexp(t, `^  class\s+count\s+avg ms\s+p50 ms\s+p99 ms\s+p99.9 ms\s+max ms$`, lines[2])
-	require.Regexp(t, `^  strong-write\s+4\s+50.00\s+50.0\d\s+50.0\d\s+50.0\d\s+50.00$`, lines[3])
-	require.Regexp(t, `^  weak-read\s+6\s+2.00\s+2.00\s+2.00\s+2.00\s+2.00$`, lines[4])
+	require.Equal(t, "paths: fast 3, slow 1, weak 6 | slow because: conflict 1", lines[2])
+	require.Regexp(t, `^  class\s+count\s+avg ms\s+p50 ms\s+p99 ms\s+p99.9 ms\s+max ms$`, lines[3])
+	require.Regexp(t, `^  strong-write\s+4\s+50.00\s+50.0\d\s+50.0\d\s+50.0\d\s+50.00$`, lines[4])
+	require.Regexp(t, `^  weak-read\s+6\s+2.00\s+2.00\s+2.00\s+2.00\s+2.00$`, lines[5])
 	// With both levels present, each level gets a combined row.
-	require.Regexp(t, `^  strong\s+4\s+50.00\s+`, lines[5])
-	require.Regexp(t, `^  weak\s+6\s+2.00\s+`, lines[6])
-	require.Regexp(t, `^  all\s+10\s+21.20\s+`, lines[7])
-	require.Regexp(t, `^  client\s+ops\s+failed\s+ops/s\s+strong-write p50 ms`, lines[8])
-	require.Regexp(t, `^  client-a\s+4\s+0\s+2.0\s+50.0\d\s+-\s+-\s+-$`, lines[9])
-	require.Regexp(t, `^  client-b\s+6\s+1\s+3.0\s+-\s+-\s+-\s+2.00$`, lines[10])
-	require.Equal(t, "cpu: replica1 0.00 s, client-a 0.00 s", lines[11])
+	require.Regexp(t, `^  strong\s+4\s+50.00\s+`, lines[6])
+	require.Regexp(t, `^  weak\s+6\s+2.00\s+`, lines[7])
+	require.Regexp(t, `^  all\s+10\s+21.20\s+`, lines[8])
+	require.Regexp(t, `^  client\s+ops\s+failed\s+ops/s\s+strong-write p50 ms`, lines[9])
+	require.Regexp(t, `^  client-a\s+4\s+0\s+2.0\s+50.0\d\s+-\s+-\s+-$`, lines[10])
+	require.Regexp(t, `^  client-b\s+6\s+1\s+3.0\s+-\s+-\s+-\s+2.00$`, lines[11])
+	require.Equal(t, "cpu: replica1 0.00 s, client-a 0.00 s", lines[12])
 	require.Equal(t, "note: emulated 25 ms one-way delay", lines[len(lines)-1])
 }
 
