@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
@@ -17,9 +16,9 @@ type recovery struct {
 }
 
 func (r *Replica) startRecovery() {
-	_, term := r.log.Leader()
+	_, term := r.Leader()
 	rec := &recovery{term: term, replies: make(map[wire.NodeID][]wire.Op)}
-	rec.replies[r.id] = r.pooledOps()
+	rec.replies[r.ID()] = r.pooledOps()
 	r.recovery = rec
 	r.askPeers(rec)
 	rec.maybeFinish(r)
@@ -38,17 +37,16 @@ func (r *Replica) pooledOps() []wire.Op {
 }
 
 func (r *Replica) askPeers(rec *recovery) {
-	for _, p := range r.peers {
+	for _, p := range r.Peers() {
 		if _, ok := rec.replies[p]; !ok {
-			r.out = append(r.out, wire.Envelope{To: p, Msg: &wire.Recover{Term: rec.term}})
+			r.Send(p, &wire.Recover{Term: rec.term})
 		}
 	}
 }
 
 // onRecover answers a new leader with this witness's records.
 func (r *Replica) onRecover(from wire.NodeID, m *wire.Recover) {
-	r.out = append(r.out, wire.Envelope{To: from,
-		Msg: &wire.RecoverReply{Term: m.Term, Ops: r.pooledOps()}})
+	r.Send(from, &wire.RecoverReply{Term: m.Term, Ops: r.pooledOps()})
 }
 
 func (rec *recovery) onReply(r *Replica, from wire.NodeID, m *wire.RecoverReply) {
@@ -63,25 +61,24 @@ func (rec *recovery) onReply(r *Replica, from wire.NodeID, m *wire.RecoverReply)
 // majority anyway, so waiting costs nothing but keeps the replay complete.
 func (rec *recovery) tick(r *Replica) {
 	rec.ticks++
-	if rec.ticks%r.electionTicks() == 0 {
+	if rec.ticks%r.retryTicks == 0 {
 		r.askPeers(rec)
 	}
 }
-
-func (r *Replica) electionTicks() int { return max(1, r.opts.RecoveryRetryTicks) }
 
 // maybeFinish replays, once a majority answered, every unapplied operation
 // that at least ⌈f/2⌉+1 of them recorded, then serves the requests that
 // waited. Fast-path operations were recorded by a superquorum, so any
 // majority holds at least ⌈f/2⌉+1 records of each.
 func (rec *recovery) maybeFinish(r *Replica) {
-	if len(rec.replies) < r.f+1 {
+	f := r.F()
+	if len(rec.replies) < f+1 {
 		return
 	}
-	threshold := (r.f+1)/2 + 1
+	threshold := (f+1)/2 + 1
 	counts := make(map[wire.OpID]int)
 	var order []wire.Op
-	for _, p := range r.peers {
+	for _, p := range r.Peers() {
 		for _, op := range rec.replies[p] {
 			if counts[op.ID] == 0 {
 				order = append(order, op)
@@ -96,14 +93,14 @@ func (rec *recovery) maybeFinish(r *Replica) {
 		if counts[op.ID] < threshold {
 			continue
 		}
-		if _, outcome := r.store.Lookup(op.ID); outcome != kvstore.Unknown {
+		if r.Replica.Applied(op.ID) {
 			continue
 		}
-		r.enqueue(&wire.Request{Op: *op})
+		r.Propose(0, &wire.Request{Op: *op})
 	}
 	waiting := r.waiting
 	r.waiting = nil
 	for _, q := range waiting {
-		r.onRequest(q.from, q.req)
+		r.request(q.from, q.req)
 	}
 }

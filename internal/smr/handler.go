@@ -1,0 +1,81 @@
+package smr
+
+import (
+	"fmt"
+
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/hybridkv/hybridkv/internal/kvstore"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// handler receives the raft log's Ready round on the replica's behalf; it
+// keeps these methods off the replica's exported surface.
+type handler struct{ r *Replica }
+
+func (h handler) Appended(index uint64, data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	h.r.proto.Appended(index, h.r.decode(index, data))
+}
+
+func (h handler) Send(m *raftpb.Message) {
+	h.r.Send(wire.NodeID(m.GetTo()), &wire.Raft{M: m})
+}
+
+// Apply executes an entry in slot order and, on the leader, answers the
+// client that proposed it.
+func (h handler) Apply(index uint64, data []byte) {
+	r := h.r
+	req := r.decode(index, data)
+	op := &req.Op
+	res, _ := r.store.Apply(index, op, req.AckedBelow)
+	delete(r.proposed, op.ID)
+	var reply *wire.Reply
+	to, ok := r.clients[op.ID]
+	if ok {
+		delete(r.clients, op.ID)
+		if r.log.IsLeader() {
+			reply = &wire.Reply{Kind: wire.ReplySync, ID: op.ID, Ok: true,
+				Found: res.Found, Value: res.Value, Slot: res.Slot, Applied: index}
+		}
+	}
+	r.proto.Applied(index, req, res, reply)
+	if reply != nil {
+		r.Reply(to, reply)
+	}
+	r.maybeCompact()
+}
+
+func (h handler) Restore(index uint64, data []byte) {
+	st, err := kvstore.Restore(data)
+	if err != nil {
+		panic(fmt.Sprintf("replica %d: snapshot %d: %v", h.r.id, index, err))
+	}
+	h.r.store = st
+	h.r.proto.Restored()
+}
+
+func (r *Replica) decode(index uint64, data []byte) *wire.Request {
+	m, err := wire.Decode(data)
+	if err == nil {
+		if req, ok := m.(*wire.Request); ok {
+			return req
+		}
+		err = fmt.Errorf("holds a %v", m.Type())
+	}
+	// Entries are written by this program's leaders only.
+	panic(fmt.Sprintf("replica %d: log entry %d: %v", r.id, index, err))
+}
+
+func (r *Replica) maybeCompact() {
+	r.sinceCompact++
+	if r.sinceCompact < r.opts.CompactEvery {
+		return
+	}
+	r.sinceCompact = 0
+	if err := r.log.Compact(r.opts.CompactKeep, r.store.Snapshot()); err != nil {
+		r.opts.Logger.Warn("compact", "err", err)
+	}
+}

@@ -1,0 +1,296 @@
+package smr
+
+import (
+	"fmt"
+	"log/slog"
+
+	"go.etcd.io/raft/v3"
+
+	"github.com/hybridkv/hybridkv/internal/kvstore"
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/raftlog"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Protocol is what a protocol adds to the replicated state machine. Every
+// method runs on the core's single thread.
+type Protocol interface {
+	// Request handles a client request.
+	Request(from wire.NodeID, req *wire.Request)
+	// Message handles a message that is neither raft's nor a request.
+	Message(from wire.NodeID, m wire.Message)
+	// Appended runs for each entry added to this replica's log.
+	Appended(index uint64, req *wire.Request)
+	// Applied runs after each entry is applied; reply is the reply the
+	// leader is about to send to the operation's client (nil if none), for
+	// the protocol to adjust.
+	Applied(index uint64, req *wire.Request, res kvstore.Result, reply *wire.Reply)
+	// LeaderChanged runs when this replica starts or stops leading.
+	LeaderChanged(leading bool)
+	// Restored runs after the state was replaced by a snapshot.
+	Restored()
+	// Tick runs on every tick.
+	Tick()
+}
+
+// Options tune a replica.
+type Options struct {
+	// MaxBatch flushes a proposal batch early once it holds this many ops.
+	MaxBatch int
+	// CompactEvery compacts the raft log after this many applied entries,
+	// keeping CompactKeep of them for followers that lag a little.
+	CompactEvery, CompactKeep uint64
+	Logger                    *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 256
+	}
+	if o.CompactEvery == 0 {
+		o.CompactEvery = 1 << 20
+	}
+	if o.CompactKeep == 0 {
+		o.CompactKeep = 1 << 16
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Replica is the shared replica core; a Protocol gives it its behaviour.
+type Replica struct {
+	id    wire.NodeID
+	peers []wire.NodeID
+	opts  Options
+	proto Protocol
+	log   *raftlog.Log
+	store *kvstore.Store
+
+	batch [][]byte
+	// proposed holds the operations this leader batched or logged and has
+	// not applied yet.
+	proposed map[wire.OpID]struct{}
+	// clients maps an operation to the client to answer when it applies.
+	clients   map[wire.OpID]wire.NodeID
+	wasLeader bool
+
+	sinceCompact uint64
+	out          []wire.Envelope
+}
+
+// New builds a replica core; SetProtocol must follow before use.
+func New(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
+	opts.defaults()
+	peers := make([]uint64, len(cfg.Peers))
+	for i, p := range cfg.Peers {
+		peers[i] = uint64(p)
+	}
+	log, err := raftlog.New(raftlog.Config{
+		ID:             uint64(cfg.ID),
+		Peers:          peers,
+		ElectionTicks:  cfg.ElectionTicks,
+		HeartbeatTicks: cfg.HeartbeatTicks,
+		Rand:           cfg.Rand,
+		Storage:        cfg.Storage,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("replica %d: %w", cfg.ID, err)
+	}
+	store := kvstore.New()
+	if cfg.Storage != nil {
+		if store, err = restoreStore(cfg.Storage); err != nil {
+			return nil, fmt.Errorf("replica %d: %w", cfg.ID, err)
+		}
+	}
+	return &Replica{
+		id:       cfg.ID,
+		peers:    cfg.Peers,
+		opts:     opts,
+		log:      log,
+		store:    store,
+		proposed: make(map[wire.OpID]struct{}),
+		clients:  make(map[wire.OpID]wire.NodeID),
+	}, nil
+}
+
+// SetProtocol plugs the protocol in.
+func (r *Replica) SetProtocol(p Protocol) { r.proto = p }
+
+// restoreStore rebuilds the applied state a restarted replica starts from:
+// the last snapshot, if the log was compacted (raft replays the rest).
+func restoreStore(st *raft.MemoryStorage) (*kvstore.Store, error) {
+	snap, err := st.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	if len(snap.GetData()) == 0 {
+		return kvstore.New(), nil
+	}
+	return kvstore.Restore(snap.GetData())
+}
+
+// ID returns the replica's ID.
+func (r *Replica) ID() wire.NodeID { return r.id }
+
+// Peers returns every replica, this one included.
+func (r *Replica) Peers() []wire.NodeID { return r.peers }
+
+// F is the number of failures the cluster tolerates.
+func (r *Replica) F() int { return (len(r.peers) - 1) / 2 }
+
+// Store exposes the applied state.
+func (r *Replica) Store() *kvstore.Store { return r.store }
+
+// IsLeader reports whether this replica leads.
+func (r *Replica) IsLeader() bool { return r.log.IsLeader() }
+
+// Leader returns the leader this replica knows of and the term.
+func (r *Replica) Leader() (wire.NodeID, uint64) {
+	l, t := r.log.Leader()
+	return wire.NodeID(l), t
+}
+
+// RaftStorage exposes what survives a crash of this replica.
+func (r *Replica) RaftStorage() *raft.MemoryStorage { return r.log.Storage() }
+
+// Read returns a key's applied value, for tests and diagnostics.
+func (r *Replica) Read(key uint64) ([]byte, bool) {
+	v, ok := r.store.Read(key)
+	return v.Value, ok
+}
+
+// Status implements protocol.Replica.
+func (r *Replica) Status() protocol.Status {
+	leader, term := r.log.Leader()
+	return protocol.Status{
+		ID:      r.id,
+		Leader:  wire.NodeID(leader),
+		Term:    term,
+		Commit:  r.log.Committed(),
+		Applied: r.store.Applied(),
+		Digest:  r.store.Digest(),
+	}
+}
+
+// Tick implements protocol.Replica.
+func (r *Replica) Tick() {
+	r.log.Tick()
+	r.proto.Tick()
+}
+
+// Step implements protocol.Replica.
+func (r *Replica) Step(from wire.NodeID, m wire.Message) {
+	switch m := m.(type) {
+	case *wire.Raft:
+		if err := r.log.Step(m.M); err != nil {
+			r.opts.Logger.Debug("raft step", "from", from, "err", err)
+		}
+	case *wire.Request:
+		r.proto.Request(from, m)
+	default:
+		r.proto.Message(from, m)
+	}
+}
+
+// Send queues a message to another node.
+func (r *Replica) Send(to wire.NodeID, m wire.Message) {
+	r.out = append(r.out, wire.Envelope{To: to, Msg: m})
+}
+
+// Reply sends rep to a client, stamped with this replica's view of the
+// leader.
+func (r *Replica) Reply(to wire.NodeID, rep *wire.Reply) {
+	leader, term := r.log.Leader()
+	rep.Term, rep.Leader = term, wire.NodeID(leader)
+	r.Send(to, rep)
+}
+
+// AnswerApplied answers a request whose operation the store already
+// applied, from the session table, and reports whether it did. A result
+// the client already acknowledged is forgotten: nothing is sent.
+func (r *Replica) AnswerApplied(to wire.NodeID, req *wire.Request) bool {
+	res, outcome := r.store.Lookup(req.Op.ID)
+	switch outcome {
+	case kvstore.Unknown:
+		return false
+	case kvstore.Applied:
+		r.Reply(to, &wire.Reply{Kind: wire.ReplySync, ID: req.Op.ID, Ok: true,
+			Found: res.Found, Value: res.Value, Slot: res.Slot})
+	}
+	return true
+}
+
+// Applied reports whether the store applied the operation.
+func (r *Replica) Applied(id wire.OpID) bool {
+	_, outcome := r.store.Lookup(id)
+	return outcome != kvstore.Unknown
+}
+
+// Propose has the leader log req and answer from when it is applied,
+// unless it is already on its way. From 0 proposes with no one to answer
+// (a new leader replaying a witness record).
+func (r *Replica) Propose(from wire.NodeID, req *wire.Request) {
+	if from != 0 {
+		r.clients[req.Op.ID] = from
+	}
+	if r.Proposed(req.Op.ID) {
+		return // in flight: its reply will follow
+	}
+	r.proposed[req.Op.ID] = struct{}{}
+	r.batch = append(r.batch, wire.Append(nil, req))
+	if len(r.batch) >= r.opts.MaxBatch {
+		r.Flush()
+	}
+}
+
+// Proposed reports whether this leader has batched or logged the operation
+// and not applied it yet.
+func (r *Replica) Proposed(id wire.OpID) bool {
+	_, ok := r.proposed[id]
+	return ok
+}
+
+// Client returns the client to answer for an operation, if known.
+func (r *Replica) Client(id wire.OpID) (wire.NodeID, bool) {
+	c, ok := r.clients[id]
+	return c, ok
+}
+
+// Flush implements protocol.Replica.
+func (r *Replica) Flush() {
+	if len(r.batch) == 0 {
+		return
+	}
+	if err := r.log.Propose(r.batch); err != nil {
+		// Lost leadership: the clients will retry with the new leader.
+		r.opts.Logger.Debug("propose", "err", err, "ops", len(r.batch))
+	}
+	r.batch = r.batch[:0]
+}
+
+// Ready implements protocol.Replica.
+func (r *Replica) Ready() []wire.Envelope {
+	if err := r.log.Ready(handler{r}); err != nil {
+		// Memory storage fails only on a broken invariant.
+		panic(fmt.Sprintf("replica %d: raft ready: %v", r.id, err))
+	}
+	if leading := r.log.IsLeader(); leading != r.wasLeader {
+		r.wasLeader = leading
+		if !leading {
+			r.batch = r.batch[:0]
+			clear(r.proposed)
+		}
+		r.proto.LeaderChanged(leading)
+	}
+	return r.out
+}
+
+// Advance implements protocol.Replica.
+func (r *Replica) Advance() {
+	clear(r.out)
+	r.out = r.out[:0]
+}
+
+// ForgetClient drops the routing of an operation's result.
+func (r *Replica) ForgetClient(id wire.OpID) { delete(r.clients, id) }
