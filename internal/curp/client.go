@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/sessions"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
@@ -50,36 +51,11 @@ type Client struct {
 	leader wire.NodeID
 	term   uint64
 
-	sessions map[uint64]*session
+	sessions *sessions.Table
 	pending  map[wire.OpID]*Pending
 
 	out  []wire.Envelope
 	done []protocol.Completion
-}
-
-type session struct {
-	next     uint64
-	inflight []uint64 // sequence numbers in flight, ascending
-}
-
-// ackedBelow is the lowest sequence number the session still waits for.
-func (s *session) ackedBelow() uint64 {
-	if len(s.inflight) == 0 {
-		return s.next
-	}
-	return s.inflight[0]
-}
-
-func (s *session) hold(seq uint64) {
-	if i, ok := slices.BinarySearch(s.inflight, seq); !ok {
-		s.inflight = slices.Insert(s.inflight, i, seq)
-	}
-}
-
-func (s *session) finish(seq uint64) {
-	if i, ok := slices.BinarySearch(s.inflight, seq); ok {
-		s.inflight = slices.Delete(s.inflight, i, i+1)
-	}
 }
 
 // Pending is an operation in flight.
@@ -114,7 +90,7 @@ func NewClient(cfg ClientConfig) *Client {
 		ext:         cfg.Extension,
 		superquorum: Superquorum(n),
 		retryTicks:  max(1, cfg.RetryTicks),
-		sessions:    make(map[uint64]*session),
+		sessions:    sessions.New(),
 		pending:     make(map[wire.OpID]*Pending, 64*(f+1)),
 	}
 }
@@ -128,15 +104,8 @@ func Superquorum(n int) int {
 
 // Submit implements protocol.Client.
 func (c *Client) Submit(sess uint64, op wire.Op) wire.OpID {
-	s := c.sessions[sess]
-	if s == nil {
-		s = &session{next: 1}
-		c.sessions[sess] = s
-	}
-	op.ID = wire.OpID{Session: sess, Seq: s.next}
-	s.next++
-	s.inflight = append(s.inflight, op.ID.Seq)
-	p := &Pending{Req: wire.Request{Op: op, AckedBelow: s.ackedBelow()}, Targets: c.replicas}
+	op.ID = c.sessions.Start(sess)
+	p := &Pending{Req: wire.Request{Op: op, AckedBelow: c.sessions.AckedBelow(sess)}, Targets: c.replicas}
 	c.pending[op.ID] = p
 	if c.ext != nil {
 		c.ext.Prepare(c, p)
@@ -170,7 +139,7 @@ func (c *Client) Leader() wire.NodeID { return c.leader }
 func (c *Client) Cancel(id wire.OpID) {
 	if _, ok := c.pending[id]; ok {
 		delete(c.pending, id)
-		c.sessions[id.Session].finish(id.Seq)
+		c.sessions.Finish(id)
 	}
 }
 
@@ -189,7 +158,7 @@ func (c *Client) Tick() {
 	for _, p := range due {
 		retry := p.Req
 		retry.Flags |= wire.FlagRetry
-		retry.AckedBelow = c.sessions[retry.Op.ID.Session].ackedBelow()
+		retry.AckedBelow = c.sessions.AckedBelow(retry.Op.ID.Session)
 		c.sendTo(p.Targets, &retry)
 	}
 	if c.ext != nil {
@@ -199,18 +168,10 @@ func (c *Client) Tick() {
 
 // Hold keeps a completed operation counted as in flight, so requests keep
 // telling replicas not to forget it (a weak write not yet committed).
-func (c *Client) Hold(id wire.OpID) {
-	if s := c.sessions[id.Session]; s != nil {
-		s.hold(id.Seq)
-	}
-}
+func (c *Client) Hold(id wire.OpID) { c.sessions.Hold(id) }
 
 // Release ends a Hold.
-func (c *Client) Release(id wire.OpID) {
-	if s := c.sessions[id.Session]; s != nil {
-		s.finish(id.Seq)
-	}
-}
+func (c *Client) Release(id wire.OpID) { c.sessions.Finish(id) }
 
 // Superquorum is the fast-path quorum size.
 func (c *Client) Superquorum() int { return c.superquorum }
@@ -219,12 +180,7 @@ func (c *Client) Superquorum() int { return c.superquorum }
 func (c *Client) RetryTicks() int { return c.retryTicks }
 
 // AckedBelow is the session's lowest sequence number still in flight.
-func (c *Client) AckedBelow(session uint64) uint64 {
-	if s := c.sessions[session]; s != nil {
-		return s.ackedBelow()
-	}
-	return 0
-}
+func (c *Client) AckedBelow(session uint64) uint64 { return c.sessions.AckedBelow(session) }
 
 // Step implements protocol.Client.
 func (c *Client) Step(from wire.NodeID, m wire.Message) {
@@ -308,7 +264,7 @@ func (c *Client) refuse(p *Pending, rep *wire.Reply) {
 func (c *Client) Complete(p *Pending, rep *wire.Reply, path protocol.Path) {
 	id := p.Req.Op.ID
 	delete(c.pending, id)
-	c.sessions[id.Session].finish(id.Seq)
+	c.sessions.Finish(id)
 	done := protocol.Completion{
 		ID: id, Op: p.Req.Op, Found: rep.Found, Value: rep.Value, Slot: rep.Slot, Path: path,
 	}

@@ -119,6 +119,9 @@ const (
 	// the fast path, e.g. to a client next to the leader; the protocol never
 	// fell back, so it counts towards the fast-path ratio.
 	PathCommitted
+	// PathLog: a protocol with no fast path (Raft) completed the operation
+	// through the log.
+	PathLog
 )
 
 func (p Path) String() string {
@@ -131,6 +134,8 @@ func (p Path) String() string {
 		return "weak"
 	case PathCommitted:
 		return "committed"
+	case PathLog:
+		return "log"
 	}
 	return "unknown"
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/curpho"
 	"github.com/hybridkv/hybridkv/internal/curpht"
 	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/raftkv"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
@@ -71,6 +72,16 @@ var all = []Protocol{
 			return curp.NewClient(curp.ClientConfig{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks,
 				Extension: curpho.NewClient(o.closest())})
 		},
+	},
+	{
+		Name: "raft",
+		NewReplica: func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
+			return raftkv.NewReplica(cfg, o.MaxBatch, o.Logger)
+		},
+		NewClient: func(o ClientOptions) protocol.Client {
+			return raftkv.NewClient(o.Replicas, o.RetryTicks)
+		},
+		WeakAsStrong: true,
 	},
 }
 

@@ -10,7 +10,7 @@ import (
 
 // numPaths sizes the per-path counters: index 0 counts completions whose
 // path was not reported or unknown.
-const numPaths = int(protocol.PathCommitted) + 1
+const numPaths = int(protocol.PathLog) + 1
 
 // maxTimeline bounds the per-second timeline, so that a bogus completion
 // time cannot make it allocate gigabytes; completions later than this after

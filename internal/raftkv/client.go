@@ -1,0 +1,151 @@
+package raftkv
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/sessions"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Client is the Raft baseline's client core.
+type Client struct {
+	replicas   []wire.NodeID
+	retryTicks int
+	leader     wire.NodeID
+	term       uint64
+	// guess rotates through the replicas while no leader is known.
+	guess    int
+	sessions *sessions.Table
+	pending  map[wire.OpID]*pending
+	out      []wire.Envelope
+	done     []protocol.Completion
+}
+
+type pending struct {
+	req wire.Request
+	age int
+}
+
+// NewClient builds a client core.
+func NewClient(replicas []wire.NodeID, retryTicks int) *Client {
+	return &Client{replicas: replicas, retryTicks: max(1, retryTicks),
+		sessions: sessions.New(), pending: make(map[wire.OpID]*pending)}
+}
+
+// Submit implements protocol.Client.
+func (c *Client) Submit(sess uint64, op wire.Op) wire.OpID {
+	op.ID = c.sessions.Start(sess)
+	p := &pending{req: wire.Request{Op: op, AckedBelow: c.sessions.AckedBelow(sess)}}
+	c.pending[op.ID] = p
+	c.send(&p.req)
+	return op.ID
+}
+
+// send goes to the leader, or to one replica after another while none is
+// known: each answers with the leader it knows.
+func (c *Client) send(req *wire.Request) {
+	to := c.leader
+	if to == 0 {
+		to = c.replicas[c.guess%len(c.replicas)]
+	}
+	c.out = append(c.out, wire.Envelope{To: to, Msg: req})
+}
+
+// Cancel implements protocol.Client.
+func (c *Client) Cancel(id wire.OpID) {
+	if _, ok := c.pending[id]; ok {
+		delete(c.pending, id)
+		c.sessions.Finish(id)
+	}
+}
+
+// Step implements protocol.Client.
+func (c *Client) Step(from wire.NodeID, m wire.Message) {
+	rep, ok := m.(*wire.Reply)
+	if !ok {
+		return
+	}
+	p := c.pending[rep.ID]
+	switch rep.Kind {
+	case wire.ReplyNotLeader:
+		// Follow a hint at once; without one (an election is on), wait
+		// for the retry rather than bounce between followers.
+		if c.redirect(from, rep) && p != nil {
+			c.send(&p.req)
+		}
+	case wire.ReplySync:
+		c.learn(from, rep.Term)
+		if p != nil {
+			c.complete(p, rep)
+		}
+	}
+}
+
+// redirect takes a follower's hint and reports whether it names a leader;
+// without one the next guess moves on to another replica.
+func (c *Client) redirect(from wire.NodeID, rep *wire.Reply) bool {
+	if rep.Leader != 0 && rep.Leader != from && rep.Term >= c.term {
+		c.leader, c.term = rep.Leader, rep.Term
+		return true
+	}
+	if from == c.leader {
+		c.leader = 0
+	}
+	c.guess++
+	return false
+}
+
+func (c *Client) learn(leader wire.NodeID, term uint64) {
+	if term >= c.term {
+		c.leader, c.term = leader, term
+	}
+}
+
+func (c *Client) complete(p *pending, rep *wire.Reply) {
+	id := p.req.Op.ID
+	delete(c.pending, id)
+	c.sessions.Finish(id)
+	c.done = append(c.done, protocol.Completion{ID: id, Op: p.req.Op,
+		Found: rep.Found, Value: rep.Value, Slot: rep.Slot, Path: protocol.PathLog})
+}
+
+// Tick implements protocol.Client: unanswered operations are re-sent, in
+// identity order so a simulated run does not depend on map order. A leader
+// that stays silent is given up on.
+func (c *Client) Tick() {
+	var due []*pending
+	for _, p := range c.pending {
+		p.age++
+		if p.age >= c.retryTicks {
+			p.age = 0
+			due = append(due, p)
+		}
+	}
+	if len(due) == 0 {
+		return
+	}
+	c.leader = 0
+	c.guess++
+	slices.SortFunc(due, func(a, b *pending) int {
+		return cmp.Or(cmp.Compare(a.req.Op.ID.Session, b.req.Op.ID.Session), cmp.Compare(a.req.Op.ID.Seq, b.req.Op.ID.Seq))
+	})
+	for _, p := range due {
+		retry := p.req
+		retry.Flags |= wire.FlagRetry
+		retry.AckedBelow = c.sessions.AckedBelow(retry.Op.ID.Session)
+		c.send(&retry)
+	}
+}
+
+// Ready implements protocol.Client.
+func (c *Client) Ready() ([]wire.Envelope, []protocol.Completion) { return c.out, c.done }
+
+// Advance implements protocol.Client.
+func (c *Client) Advance() {
+	clear(c.out)
+	c.out = c.out[:0]
+	clear(c.done)
+	c.done = c.done[:0]
+}
