@@ -24,8 +24,8 @@ type ClientConfig struct {
 type ClientExtension interface {
 	// Prepare completes every new request before it is sent.
 	Prepare(c *Client, p *Pending)
-	// SubmitWeak sends a new weak operation (p.Targets says where, for
-	// retries) and may complete it at once.
+	// SubmitWeak sends a weak operation, new or (with FlagRetry) unanswered
+	// for a retry period, and may complete it at once.
 	SubmitWeak(c *Client, p *Pending)
 	// WeakReply handles a reply to a weak operation, and any reply to an
 	// operation no longer pending (p is nil then).
@@ -156,6 +156,13 @@ func (c *Client) Tick() {
 	}
 	slices.SortFunc(due, func(a, b *Pending) int { return compareOpID(a.Req.Op.ID, b.Req.Op.ID) })
 	for _, p := range due {
+		if p.Req.Op.Level == wire.Weak && c.ext != nil {
+			// The weak path picks its own targets, which may have moved.
+			p.Req.Flags |= wire.FlagRetry
+			p.Req.AckedBelow = c.sessions.AckedBelow(p.Req.Op.ID.Session)
+			c.ext.SubmitWeak(c, p)
+			continue
+		}
 		retry := p.Req
 		retry.Flags |= wire.FlagRetry
 		retry.AckedBelow = c.sessions.AckedBelow(retry.Op.ID.Session)

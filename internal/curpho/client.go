@@ -12,7 +12,7 @@ import (
 
 // Client is CURP-HO's extension of a CURP client.
 type Client struct {
-	bound    wire.NodeID
+	bound    curpht.Binding
 	cache    *curpht.Cache
 	sessions map[uint64]*session
 	ticks    int
@@ -30,7 +30,7 @@ var _ curp.ClientExtension = (*Client)(nil)
 
 // NewClient returns the client extension bound to replica bound.
 func NewClient(bound wire.NodeID) *Client {
-	return &Client{bound: bound, cache: curpht.NewCache(), sessions: make(map[uint64]*session)}
+	return &Client{bound: curpht.NewBinding(bound), cache: curpht.NewCache(), sessions: make(map[uint64]*session)}
 }
 
 func (x *Client) session(id uint64) *session {
@@ -56,10 +56,13 @@ func (x *Client) Prepare(_ *curp.Client, p *curp.Pending) {
 // sends a weak read to the bound replica.
 func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
 	op := &p.Req.Op
+	if p.Req.Flags&wire.FlagRetry != 0 {
+		x.bound.Missed(c.Replicas())
+	}
 	if !op.Kind.IsWrite() {
 		p.Req.Flags |= wire.FlagReplyWanted
-		p.Targets = []wire.NodeID{x.bound}
-		c.Send(x.bound, &p.Req)
+		p.Targets = []wire.NodeID{x.bound.Replica()}
+		c.Send(x.bound.Replica(), &p.Req)
 		return
 	}
 	req := p.Req
@@ -74,7 +77,7 @@ func (x *Client) broadcast(c *curp.Client, req *wire.Request) {
 	bound := *req
 	bound.Flags |= wire.FlagReplyWanted
 	for _, r := range c.Replicas() {
-		if r == x.bound {
+		if r == x.bound.Replica() {
 			c.Send(r, &bound)
 		} else {
 			c.Send(r, req)
@@ -92,9 +95,10 @@ func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, re
 		x.writeReply(c, from, p, s, req, rep)
 		return
 	}
-	if p == nil || p.Req.Op.Kind.IsWrite() || from != x.bound || rep.Kind != wire.ReplyWeak {
+	if p == nil || p.Req.Op.Kind.IsWrite() || from != x.bound.Replica() || rep.Kind != wire.ReplyWeak {
 		return
 	}
+	x.bound.Answered(from)
 	x.cache.Observe(rep.Applied)
 	c.Complete(p, x.freshest(&p.Req.Op, rep), protocol.PathWeak)
 }
@@ -128,9 +132,10 @@ func (x *Client) writeReply(c *curp.Client, from wire.NodeID, p *curp.Pending, s
 			c.Release(rep.ID)
 			return
 		}
-	} else if from != x.bound || !rep.Ok || p == nil {
+	} else if from != x.bound.Replica() || !rep.Ok || p == nil {
 		return
 	}
+	x.bound.Answered(from)
 	c.Complete(p, &wire.Reply{Kind: wire.ReplyWeak, ID: rep.ID, Ok: true, Slot: rep.Slot}, protocol.PathWeak)
 	if !committed {
 		// Acknowledged but not committed: keep replicas from forgetting it.

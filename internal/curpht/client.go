@@ -8,7 +8,7 @@ import (
 
 // Client is CURP-HT's extension of a CURP client.
 type Client struct {
-	closest wire.NodeID
+	closest Binding
 	cache   *Cache
 }
 
@@ -16,18 +16,26 @@ var _ curp.ClientExtension = (*Client)(nil)
 
 // NewClient returns the client extension; weak reads go to closest.
 func NewClient(closest wire.NodeID) *Client {
-	return &Client{closest: closest, cache: NewCache()}
+	return &Client{closest: NewBinding(closest), cache: NewCache()}
 }
 
 // SubmitWeak sends a weak write to the leader (to everyone while the leader
 // is unknown: only the leader logs it) and a weak read to the closest
 // replica.
 func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
+	retry := p.Req.Flags&wire.FlagRetry != 0
 	switch {
 	case !p.Req.Op.Kind.IsWrite():
-		p.Targets = []wire.NodeID{x.closest}
-	case c.Leader() != 0:
+		if retry {
+			x.closest.Missed(c.Replicas())
+		}
+		p.Targets = []wire.NodeID{x.closest.Replica()}
+	case c.Leader() != 0 && !retry:
 		p.Targets = []wire.NodeID{c.Leader()}
+	default:
+		// No leader known, or it stayed silent: ask everyone; followers
+		// answer with the leader they know.
+		p.Targets = c.Replicas()
 	}
 	for _, to := range p.Targets {
 		c.Send(to, &p.Req)
@@ -44,9 +52,10 @@ func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, re
 		x.writeReply(c, p, rep)
 		return
 	}
-	if from != x.closest || rep.Kind != wire.ReplyWeak {
+	if from != x.closest.Replica() || rep.Kind != wire.ReplyWeak {
 		return
 	}
+	x.closest.Answered(from)
 	x.cache.Observe(rep.Applied)
 	if e, ok := x.cache.Fresher(op.ID.Session, op.Key, rep.Applied); ok {
 		cached := *rep
