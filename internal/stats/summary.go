@@ -16,7 +16,19 @@ type ClassSummary struct {
 	P99Ms  float64 `json:"p99_ms"`
 	P999Ms float64 `json:"p999_ms"`
 	MaxMs  float64 `json:"max_ms"`
+	// CDF samples the distribution at fixed quantiles, for plotting.
+	CDF []CDFPoint `json:"cdf,omitempty"`
 }
+
+// CDFPoint says that a fraction Q of the operations took at most Ms.
+type CDFPoint struct {
+	Q  float64 `json:"q"`
+	Ms float64 `json:"ms"`
+}
+
+// cdfQuantiles are where CDFs are sampled: dense in the tail, where
+// protocols differ.
+var cdfQuantiles = []float64{0, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 97, 98, 99, 99.5, 99.9, 99.99, 100}
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
 
@@ -32,6 +44,10 @@ func (s *classStats) summarize() ClassSummary {
 	pct := func(q float64) float64 {
 		return min(float64(s.hist.ValueAtQuantile(q))/1e3, maxMs)
 	}
+	cdf := make([]CDFPoint, len(cdfQuantiles))
+	for i, q := range cdfQuantiles {
+		cdf[i] = CDFPoint{Q: q / 100, Ms: pct(q)}
+	}
 	return ClassSummary{
 		Count:  s.count,
 		AvgMs:  ms(s.sum) / float64(s.count),
@@ -39,6 +55,7 @@ func (s *classStats) summarize() ClassSummary {
 		P99Ms:  pct(99),
 		P999Ms: pct(99.9),
 		MaxMs:  maxMs,
+		CDF:    cdf,
 	}
 }
 
