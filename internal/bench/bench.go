@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -252,27 +250,6 @@ func (r *run) cpu() map[string]time.Duration {
 		}
 	}
 	return m
-}
-
-// ResultPath is where a report is written by default.
-func ResultPath(dir string, rep *stats.Report) string {
-	return filepath.Join(dir, fmt.Sprintf("%s-%s.json", rep.Protocol, rep.Started.Format("20060102-150405")))
-}
-
-// WriteJSON writes the report to path, creating its directory.
-func WriteJSON(path string, rep *stats.Report) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := rep.WriteJSON(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func (r *run) report(cpuStart, cpuEnd map[string]time.Duration) *stats.Report {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"sync"
 
@@ -19,15 +20,31 @@ type Local struct {
 	wg       sync.WaitGroup
 }
 
-// FreePorts rewrites cfg's replica addresses to free loopback ports.
+// FreePorts rewrites cfg's replica addresses to free loopback ports. The
+// ports come from below Linux's ephemeral range (32768 and up): a port the
+// kernel hands out for ":0" can be handed out again, between our check and
+// the replica's bind, as the source port of some outgoing connection.
 func FreePorts(cfg *config.Config) error {
+	const lo, hi = 20000, 32000
+	used := make(map[int]bool)
 	for i := range cfg.Replicas {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return err
+		for tries := 0; ; tries++ {
+			if tries == 1000 {
+				return fmt.Errorf("no free loopback port in [%d, %d)", lo, hi)
+			}
+			port := lo + rand.IntN(hi-lo)
+			if used[port] {
+				continue
+			}
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			if err != nil {
+				continue
+			}
+			l.Close()
+			used[port] = true
+			cfg.Replicas[i].Addr = l.Addr().String()
+			break
 		}
-		cfg.Replicas[i].Addr = l.Addr().String()
-		l.Close()
 	}
 	return nil
 }
