@@ -184,6 +184,9 @@ func (cfg *Config) defaults() error {
 // WeakAsStrong reports whether the protocol serves weak operations as strong.
 func (c *Client) WeakAsStrong() bool { return c.proto.WeakAsStrong }
 
+// Leader returns the replica the client currently believes leads, or 0.
+func (c *Client) Leader() uint64 { return c.loop.leader.Load() }
+
 // ID returns the client's node ID.
 func (c *Client) ID() uint64 { return uint64(c.id) }
 

@@ -2,6 +2,7 @@ package client
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hybridkv/hybridkv/internal/protocol"
@@ -34,6 +35,8 @@ type loop struct {
 	quit    bool
 
 	calls map[wire.OpID]*call
+	// leader mirrors the core's belief, for readers off the loop.
+	leader atomic.Uint64
 }
 
 func newLoop(core protocol.Client, cfg Config) *loop {
@@ -100,6 +103,9 @@ func (l *loop) run(tr *transport.Transport) {
 			l.complete(d)
 		}
 		l.core.Advance()
+		if lc, ok := l.core.(interface{ Leader() wire.NodeID }); ok {
+			l.leader.Store(uint64(lc.Leader()))
+		}
 		if quit {
 			l.failAll()
 			return

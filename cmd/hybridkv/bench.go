@@ -2,15 +2,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/hybridkv/hybridkv/internal/bench"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -19,53 +17,54 @@ func newBenchCmd() *cobra.Command {
 		external bool
 		out      string
 		quiet    bool
+		sweep    string
+		noPlots  bool
+		kill     time.Duration
 	)
+	flags.protocolList = true
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Benchmark a protocol on a local emulated geo cluster",
-		Long: `Run the benchmark workload: start the replicas as separate processes with
-wide-area latency emulated between sites (or use a running cluster with
---external), run client sessions at every client site, and print throughput,
-latency per operation class, the fast-path ratio, a per-client breakdown and
-CPU time. The report is also written as JSON.`,
+		Short: "Benchmark protocols side by side on a local emulated geo cluster",
+		Long: `Run the benchmark workload on each protocol in turn: start the replicas as
+separate processes with wide-area latency emulated between sites (or use a
+running cluster with --external), run client sessions at every client site,
+and print throughput, latency per operation class, the fast-path ratio, a
+per-client breakdown and CPU time, then one side-by-side table. Reports go to
+--out as JSON and CSV, with plots.
+
+With no --protocol and no configuration file, every protocol runs.
+--sweep PARAM=V1,V2,... repeats the runs for each value of threads (sessions
+per client), pendings, batch-delay (µs) or weak-ratio (%), and reports each
+protocol's peak throughput (the highest whose average and median latency stay
+within 100 ms).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := flags.load(cmd.Flags())
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			opts := bench.Options{Config: cfg, Logger: flags.logger(), WorkDir: filepath.Join(out, "logs")}
-			if !external {
-				if opts.Binary, err = os.Executable(); err != nil {
-					return err
-				}
-			}
-			if !quiet {
-				opts.Progress = cmd.ErrOrStderr()
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d replicas, %d clients x %d sessions, %.0f ms one way, warm-up %gs, window %gs\n",
-					cfg.Protocol, len(cfg.Replicas), len(cfg.Clients.Sites), cfg.Clients.Threads,
-					cfg.Network.OneWayMs, cfg.Bench.WarmupS, cfg.Bench.DurationS)
-			}
-			rep, err := bench.Run(ctx, opts)
+			names, err := protocolsToRun(flags.protocol, cmd.Flags().Changed("protocol"), flags.file, cfg.Protocol)
 			if err != nil {
 				return err
 			}
-			if err := rep.WriteTable(cmd.OutOrStdout()); err != nil {
+			sw, err := parseSweep(sweep)
+			if err != nil {
 				return err
 			}
-			path := bench.ResultPath(out, rep)
-			if err := bench.WriteJSON(path, rep); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "report written to %s\n", path)
-			return nil
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			dir := filepath.Join(out, time.Now().Format("20060102-150405"))
+			r := benchRun{cmd: cmd, cfg: cfg, names: names, sweep: sw, dir: dir, external: external,
+				quiet: quiet, plots: !noPlots, logger: flags.logger(), killLeader: kill}
+			return r.run(ctx)
 		},
 	}
 	flags.register(cmd.Flags(), true)
 	cmd.Flags().BoolVar(&external, "external", false, "use the cluster already running at the configured addresses")
-	cmd.Flags().StringVar(&out, "out", "results", "directory for the JSON report and replica logs")
+	cmd.Flags().StringVar(&out, "out", "results", "directory for reports, tables, plots and replica logs")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress lines")
+	cmd.Flags().StringVar(&sweep, "sweep", "", "PARAM=V1,V2,... with PARAM one of threads, pendings, batch-delay, weak-ratio")
+	cmd.Flags().BoolVar(&noPlots, "no-plots", false, "skip drawing plots")
+	cmd.Flags().DurationVar(&kill, "kill-leader", 0, "SIGKILL the leader's process this long after the start, and report the outage")
 	return cmd
 }

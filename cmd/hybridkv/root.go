@@ -28,35 +28,42 @@ protocols on a raft log, emulates wide-area latency, and benchmarks them.`,
 // configFlags are the command-line overrides of the configuration file.
 // Only flags the user set override the file (or the defaults).
 type configFlags struct {
-	file        string
-	protocol    string
-	replicas    int
-	delayMs     float64
-	jitterMs    float64
-	emulate     bool
-	threads     int
-	batchUs     int
-	flushUs     int
-	verbose     bool
-	bench       bool
-	reqs        int
-	durationS   float64
-	warmupS     float64
-	pendings    int
-	writes      int
-	weakRatio   int
-	weakWrites  int
-	conflicts   int
-	keys        uint64
-	zipf        float64
-	commandSize int
-	seed        uint64
+	file     string
+	protocol string
+	// protocolList: --protocol names several protocols for the caller to
+	// run in turn, rather than setting the configuration's.
+	protocolList bool
+	replicas     int
+	delayMs      float64
+	jitterMs     float64
+	emulate      bool
+	threads      int
+	batchUs      int
+	flushUs      int
+	verbose      bool
+	bench        bool
+	reqs         int
+	durationS    float64
+	warmupS      float64
+	pendings     int
+	writes       int
+	weakRatio    int
+	weakWrites   int
+	conflicts    int
+	keys         uint64
+	zipf         float64
+	commandSize  int
+	seed         uint64
 }
 
 func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
 	f.bench = bench
 	fs.StringVarP(&f.file, "config", "c", "", "YAML configuration file (defaults are used for what it leaves out)")
-	fs.StringVar(&f.protocol, "protocol", "", "protocol: curp, curp-ht or curp-ho (default: from the configuration)")
+	if f.protocolList {
+		fs.StringVar(&f.protocol, "protocol", "", "protocols to run, comma-separated, or all (default: all, or the configuration file's)")
+	} else {
+		fs.StringVar(&f.protocol, "protocol", "", "protocol: curp, curp-ht, curp-ho or raft (default: from the configuration)")
+	}
 	fs.IntVar(&f.replicas, "replicas", 0, "number of replicas, one per site, each site with a co-located client (default 3)")
 	fs.Float64Var(&f.delayMs, "delay", 0, "one-way delay between sites in ms (default 25)")
 	fs.Float64Var(&f.jitterMs, "jitter", 0, "uniform jitter added to each delay in ms (default 0)")
@@ -96,7 +103,9 @@ func (f *configFlags) load(fs *pflag.FlagSet) (config.Config, error) {
 			apply()
 		}
 	}
-	set("protocol", func() { cfg.Protocol = f.protocol })
+	if !f.protocolList {
+		set("protocol", func() { cfg.Protocol = f.protocol })
+	}
 	set("replicas", func() { resize(&cfg, f.replicas) })
 	set("delay", func() { cfg.Network.OneWayMs = f.delayMs })
 	set("jitter", func() { cfg.Network.JitterMs = f.jitterMs })

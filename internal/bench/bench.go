@@ -30,6 +30,10 @@ type Options struct {
 	// Progress receives a line per second while the run goes; nil is quiet.
 	Progress io.Writer
 	Logger   *slog.Logger
+	// KillLeaderAfter, when positive, SIGKILLs the leader's process this
+	// long after the start, and the report says how long strong writes
+	// were unavailable.
+	KillLeaderAfter time.Duration
 }
 
 // Run runs one benchmark and returns its report.
@@ -50,6 +54,7 @@ func Run(ctx context.Context, o Options) (*stats.Report, error) {
 		}
 		defer procs.Stop()
 	}
+	start := time.Now()
 	r := &run{cfg: &cfg, opts: o, procs: procs}
 	if err := r.openClients(); err != nil {
 		return nil, err
@@ -59,6 +64,7 @@ func Run(ctx context.Context, o Options) (*stats.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	report.Notes = append(report.Notes, r.outage.notes(start)...)
 	if proto.WeakAsStrong && cfg.Bench.WeakRatio > 0 {
 		report.Notes = append(report.Notes, fmt.Sprintf(
 			"%s has no weak path: weak operations were served as strong ones", cfg.Protocol))
@@ -73,6 +79,7 @@ type run struct {
 	clients []*benchClient
 	ops     atomic.Int64
 	stopped atomic.Bool
+	outage  outage
 }
 
 type benchClient struct {
@@ -118,6 +125,7 @@ func (r *run) openClients() error {
 				pendings: r.cfg.Bench.Pendings,
 				limit:    r.cfg.Bench.Reqs,
 				stopped:  &r.stopped,
+				outage:   &r.outage,
 				ops:      &r.ops,
 				drained:  make(chan struct{}),
 			})
@@ -157,6 +165,10 @@ func (r *run) measure(ctx context.Context) (*stats.Report, error) {
 	}
 	stopProgress := r.progress(start)
 	defer stopProgress()
+	if o := r.opts.KillLeaderAfter; o > 0 && r.procs != nil {
+		stopKill := r.killLeaderAt(start.Add(o))
+		defer stopKill()
+	}
 
 	cpuStart := r.cpu()
 	if b.Reqs == 0 {

@@ -26,6 +26,7 @@ type driver struct {
 	inflight int
 	writes   uint64
 	stopped  *atomic.Bool
+	outage   *outage
 	ops      *atomic.Int64
 	drained  chan struct{}
 	closed   bool
@@ -68,6 +69,9 @@ func (d *driver) done(class stats.Class, r client.Result) {
 	if r.Err != nil {
 		d.rec.RecordFailure(class, now)
 	} else {
+		if class == stats.StrongWrite {
+			d.outage.strongWrite(now.Add(-r.Latency), now)
+		}
 		d.rec.Record(class, r.Latency, r.Path, now)
 		if r.Path == protocol.PathSlow {
 			d.rec.RecordSlowReason(r.Reason, now)

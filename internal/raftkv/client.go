@@ -149,3 +149,6 @@ func (c *Client) Advance() {
 	clear(c.done)
 	c.done = c.done[:0]
 }
+
+// Leader returns the leader the client believes in, or 0.
+func (c *Client) Leader() wire.NodeID { return c.leader }

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hybridkv/hybridkv/internal/bench"
+	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/plot"
+	"github.com/hybridkv/hybridkv/internal/protocols"
+	"github.com/hybridkv/hybridkv/internal/stats"
+)
+
+// benchRun runs every protocol (and every sweep value) of one bench command.
+type benchRun struct {
+	cmd      *cobra.Command
+	cfg      config.Config
+	names    []string
+	sweep    *sweepSpec
+	dir      string
+	external bool
+	quiet    bool
+	plots    bool
+	logger   *slog.Logger
+	// killLeader, when positive, kills the leader's process mid-run.
+	killLeader time.Duration
+}
+
+// sweepSpec is one parameter and the values it takes.
+type sweepSpec struct {
+	param  string
+	values []string
+	apply  func(*config.Config, int)
+	ints   []int
+}
+
+var sweepParams = map[string]func(*config.Config, int){
+	"threads":     func(c *config.Config, v int) { c.Clients.Threads = v },
+	"pendings":    func(c *config.Config, v int) { c.Bench.Pendings = v },
+	"batch-delay": func(c *config.Config, v int) { c.Raft.BatchDelayUs = v },
+	"weak-ratio":  func(c *config.Config, v int) { c.Bench.WeakRatio = v },
+}
+
+func parseSweep(s string) (*sweepSpec, error) {
+	if s == "" {
+		return nil, nil
+	}
+	param, list, ok := strings.Cut(s, "=")
+	apply := sweepParams[param]
+	if !ok || apply == nil {
+		return nil, fmt.Errorf("--sweep %q: want PARAM=V1,V2,... with PARAM one of threads, pendings, batch-delay, weak-ratio", s)
+	}
+	sw := &sweepSpec{param: param, apply: apply}
+	for _, v := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("--sweep %s: %q is not a non-negative integer", param, v)
+		}
+		sw.values = append(sw.values, strconv.Itoa(n))
+		sw.ints = append(sw.ints, n)
+	}
+	return sw, nil
+}
+
+// protocolsToRun resolves --protocol: a list, "all", or by default every
+// protocol unless a configuration file names one.
+func protocolsToRun(flag string, set bool, file, fromFile string) ([]string, error) {
+	switch {
+	case set && flag != "all":
+		names := strings.Split(flag, ",")
+		for _, n := range names {
+			if _, err := protocols.Lookup(n); err != nil {
+				return nil, fmt.Errorf("--protocol: %w", err)
+			}
+		}
+		return names, nil
+	case !set && file != "":
+		return []string{fromFile}, nil
+	}
+	return protocols.Names(), nil
+}
+
+func (r *benchRun) run(ctx context.Context) error {
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return err
+	}
+	values := []string{""}
+	if r.sweep != nil {
+		values = r.sweep.values
+	}
+	var reports []*stats.Report
+	var labels []string
+	series := make(map[string]*plot.SweepSeries)
+	for vi, value := range values {
+		for _, name := range r.names {
+			cfg := r.cfg
+			cfg.Protocol = name
+			label := ""
+			if r.sweep != nil {
+				r.sweep.apply(&cfg, r.sweep.ints[vi])
+				label = r.sweep.param + "=" + value
+			}
+			if err := cfg.Validate(); err != nil {
+				return fmt.Errorf("invalid configuration for %s %s: %w", name, label, err)
+			}
+			rep, err := r.one(ctx, cfg, label)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", name, label, err)
+			}
+			reports = append(reports, rep)
+			labels = append(labels, label)
+			if r.sweep != nil {
+				s := series[name]
+				if s == nil {
+					s = &plot.SweepSeries{Protocol: name, Param: r.sweep.param}
+					series[name] = s
+				}
+				s.Values = append(s.Values, value)
+				s.Reports = append(s.Reports, rep)
+			}
+		}
+	}
+	return r.summarize(reports, labels, series)
+}
+
+// one runs a single benchmark and prints its table.
+func (r *benchRun) one(ctx context.Context, cfg config.Config, label string) (*stats.Report, error) {
+	opts := bench.Options{Config: cfg, Logger: r.logger, WorkDir: filepath.Join(r.dir, "logs", cfg.Protocol+label),
+		KillLeaderAfter: r.killLeader}
+	if !r.external {
+		var err error
+		if opts.Binary, err = os.Executable(); err != nil {
+			return nil, err
+		}
+	}
+	if !r.quiet {
+		opts.Progress = r.cmd.ErrOrStderr()
+		fmt.Fprintf(r.cmd.ErrOrStderr(), "%s %s: %d replicas, %d clients x %d sessions, %d in flight each, %g ms one way, warm-up %gs, window %gs\n",
+			cfg.Protocol, label, len(cfg.Replicas), len(cfg.Clients.Sites), cfg.Clients.Threads, cfg.Bench.Pendings,
+			cfg.Network.OneWayMs, cfg.Bench.WarmupS, cfg.Bench.DurationS)
+	}
+	rep, err := bench.Run(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	rep.Label = label
+	out := r.cmd.OutOrStdout()
+	if err := rep.WriteTable(out); err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(out)
+	return rep, nil
+}
+
+// summarize prints the side-by-side table and writes reports, CSV and plots.
+func (r *benchRun) summarize(reports []*stats.Report, labels []string, series map[string]*plot.SweepSeries) error {
+	out := r.cmd.OutOrStdout()
+	if len(reports) > 1 {
+		if err := bench.WriteComparison(out, reports); err != nil {
+			return err
+		}
+	}
+	if err := writeFile(filepath.Join(r.dir, "reports.json"), func(f *os.File) error {
+		enc := json.NewEncoder(f)
+		enc.SetIndent("", "  ")
+		return enc.Encode(reports)
+	}); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(r.dir, "comparison.csv"), func(f *os.File) error {
+		return bench.WriteCSV(f, labels, reports)
+	}); err != nil {
+		return err
+	}
+	if r.sweep != nil {
+		r.printPeaks(series)
+	}
+	if r.plots {
+		if err := r.draw(reports, series); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "reports, comparison.csv and plots in %s\n", r.dir)
+	return nil
+}
+
+func (r *benchRun) printPeaks(series map[string]*plot.SweepSeries) {
+	out := r.cmd.OutOrStdout()
+	fmt.Fprintf(out, "peak throughput (average and median latency within 100 ms), sweeping %s:\n", r.sweep.param)
+	for _, name := range r.names {
+		s := series[name]
+		peak := bench.Peak(s.Reports, 100)
+		if peak == nil {
+			fmt.Fprintf(out, "  %-8s none within the limit\n", name)
+			continue
+		}
+		v := s.Values[slices.Index(s.Reports, peak)]
+		fmt.Fprintf(out, "  %-8s %8.0f ops/s at %s=%s (median %.1f ms, average %.1f ms)\n",
+			name, peak.Throughput, r.sweep.param, v, peak.All.P50Ms, peak.All.AvgMs)
+	}
+}
+
+func (r *benchRun) draw(reports []*stats.Report, series map[string]*plot.SweepSeries) error {
+	if r.sweep != nil {
+		var all []plot.SweepSeries
+		for _, name := range r.names {
+			all = append(all, *series[name])
+		}
+		return plot.Sweep(all, filepath.Join(r.dir, "sweep.png"))
+	}
+	if err := plot.Classes(reports, filepath.Join(r.dir, "classes.png")); err != nil {
+		return err
+	}
+	return plot.CDFs(reports, filepath.Join(r.dir, "cdf.png"))
+}
+
+func writeFile(path string, write func(*os.File) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
