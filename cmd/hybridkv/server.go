@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	_ "net/http/pprof" // profiling endpoints on --debug-addr
@@ -37,6 +38,10 @@ file and its own --id; clients find the replicas through the same file.`,
 				return err
 			}
 			if debug != "" {
+				http.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					_ = json.NewEncoder(w).Encode(srv.Status())
+				})
 				go func() { logger.Warn("debug server", "err", http.ListenAndServe(debug, nil)) }()
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -47,7 +52,7 @@ file and its own --id; clients find the replicas through the same file.`,
 	}
 	flags.register(cmd.Flags(), false)
 	cmd.Flags().Uint64Var(&id, "id", 0, "this replica's id in the configuration (required)")
-	cmd.Flags().StringVar(&debug, "debug-addr", "", "serve net/http/pprof on this address")
+	cmd.Flags().StringVar(&debug, "debug-addr", "", "serve /status (JSON) and net/http/pprof on this address")
 	_ = cmd.MarkFlagRequired("id")
 	return cmd
 }

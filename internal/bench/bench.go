@@ -65,6 +65,9 @@ func Run(ctx context.Context, o Options) (*stats.Report, error) {
 		return nil, err
 	}
 	report.Notes = append(report.Notes, r.outage.notes(start)...)
+	if note, _ := r.converged(ctx); note != "" {
+		report.Notes = append(report.Notes, note)
+	}
 	if proto.WeakAsStrong && cfg.Bench.WeakRatio > 0 {
 		report.Notes = append(report.Notes, fmt.Sprintf(
 			"%s has no weak path: weak operations were served as strong ones", cfg.Protocol))

@@ -25,28 +25,28 @@ type Local struct {
 // kernel hands out for ":0" can be handed out again, between our check and
 // the replica's bind, as the source port of some outgoing connection.
 func FreePorts(cfg *config.Config) error {
-	const lo, hi = 20000, 32000
-	used := make(map[int]bool)
 	for i := range cfg.Replicas {
-		for tries := 0; ; tries++ {
-			if tries == 1000 {
-				return fmt.Errorf("no free loopback port in [%d, %d)", lo, hi)
-			}
-			port := lo + rand.IntN(hi-lo)
-			if used[port] {
-				continue
-			}
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-			if err != nil {
-				continue
-			}
-			l.Close()
-			used[port] = true
-			cfg.Replicas[i].Addr = l.Addr().String()
-			break
+		addr, err := freeAddr()
+		if err != nil {
+			return err
 		}
+		cfg.Replicas[i].Addr = addr
 	}
 	return nil
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr() (string, error) {
+	const lo, hi = 20000, 32000
+	for range 1000 {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", lo+rand.IntN(hi-lo)))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return l.Addr().String(), nil
+	}
+	return "", fmt.Errorf("no free loopback port in [%d, %d)", lo, hi)
 }
 
 // StartLocal runs every replica of cfg in this process.

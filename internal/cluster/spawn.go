@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/protocol"
 )
 
 // Process is one replica running as a child process.
@@ -20,6 +23,8 @@ type Process struct {
 	ID  uint64
 	Cmd *exec.Cmd
 	Log string // path of its combined output
+	// DebugAddr serves the replica's /status and profiles.
+	DebugAddr string
 	// exited is closed when the process has been waited for.
 	exited chan struct{}
 	err    error
@@ -69,7 +74,11 @@ func spawnOne(binary, cfgPath, dir string, id uint64) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(binary, "server", "--config", cfgPath, "--id", strconv.FormatUint(id, 10))
+	debug, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(binary, "server", "--config", cfgPath, "--id", strconv.FormatUint(id, 10), "--debug-addr", debug)
 	cmd.Stdout, cmd.Stderr = out, out
 	// Own process group: a Ctrl-C at the terminal reaches the parent, which
 	// then stops its children in order.
@@ -78,7 +87,7 @@ func spawnOne(binary, cfgPath, dir string, id uint64) (*Process, error) {
 		out.Close()
 		return nil, fmt.Errorf("start replica %d: %w", id, err)
 	}
-	p := &Process{ID: id, Cmd: cmd, Log: logPath, exited: make(chan struct{})}
+	p := &Process{ID: id, Cmd: cmd, Log: logPath, DebugAddr: debug, exited: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		out.Close()
@@ -140,4 +149,22 @@ func (ps *Processes) Stop() {
 			p.Kill()
 		}
 	}
+}
+
+// Status asks a running replica for its status.
+func (p *Process) Status(ctx context.Context) (protocol.Status, error) {
+	var st protocol.Status
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.DebugAddr+"/status", nil)
+	if err != nil {
+		return st, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return st, fmt.Errorf("replica %d status: %s", p.ID, resp.Status)
+	}
+	return st, json.NewDecoder(resp.Body).Decode(&st)
 }
