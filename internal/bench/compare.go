@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 
@@ -17,12 +18,19 @@ var comparedClasses = []string{"strong-write", "strong-read", "weak-write", "wea
 // and median / P99 per level and per class.
 func WriteComparison(w io.Writer, reports []*stats.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	labelled := slices.ContainsFunc(reports, func(r *stats.Report) bool { return r.Label != "" })
+	if labelled {
+		fmt.Fprint(tw, "run\t")
+	}
 	fmt.Fprint(tw, "protocol\tops/s\tfast path\tstrong p50/p99\tweak p50/p99")
 	for _, c := range comparedClasses {
 		fmt.Fprintf(tw, "\t%s p50/p99", c)
 	}
 	fmt.Fprintln(tw, "\t")
 	for _, r := range reports {
+		if labelled {
+			fmt.Fprintf(tw, "%s\t", r.Label)
+		}
 		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s", r.Protocol, r.Throughput, fastPath(r),
 			pair(r.Strong), pair(r.Weak))
 		for _, c := range comparedClasses {
