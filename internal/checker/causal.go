@@ -1,0 +1,303 @@
+package checker
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/hybridkv/hybridkv/internal/history"
+)
+
+// checkCausal checks W1–W5, C1 and C2 with one sweep over the history in
+// time order, computing every op's causal past as a vclock.
+//
+// Causal order is the closure of session order, reads-from and real-time
+// order among strong ops. Each edge points forward in time once a write's
+// past is taken at its invocation and a read's at its return (a read may
+// observe a write that is still in flight, but never one invoked after it
+// returned: that is a future read, reported by checkCycles, whose edge the
+// sweep leaves out). So one sweep computes every past from pasts already
+// known: per-session and strong accumulators hold the union of the pasts
+// of all ops that have returned, and an op's past is the accumulators'
+// state at its invocation, joined, for a read, with the past of the write
+// it read.
+//
+// A read r on key k that returned w1 (or nothing) breaks causal
+// visibility when a write w2 on k in r's past is newer than w1: later in
+// the log when both slots are known, or causally after w1
+// (w1 →co w2 →co r: the WriteCORead pattern of Bouajjani et al., "On
+// verifying causal consistency", POPL 2017), or, when r found nothing, any
+// w2 at all (WriteCOInitRead). A write whose slot is lower than that of a
+// write in its own causal past shows the log contradicting causal order
+// (CyclicCF). Which guarantee a stale read breaks follows from how w2
+// reached r; see classify.
+//
+// Cost: O(n log n) for sorting, O(n·S) for the joins over S sessions, and
+// per read O(W_k log n) where W_k is the number of sessions that wrote its
+// key. Memory: S words per live clock, and per write one word per session
+// that wrote its key (kept to test w1 →co w2 later).
+func checkCausal(h *hist, rep *reporter) {
+	s := &sweep{h: h, rep: rep, c: &clocks{ops: h.ops, n: h.sessions}}
+	s.run()
+}
+
+type sweep struct {
+	h   *hist
+	rep *reporter
+	c   *clocks
+
+	sessAcc []*vclock
+	strong  *vclock
+	vcs     []*vclock // live clocks by op
+	pending []int32   // uses left before an op's clock is recycled
+	// Per write, its past restricted to what later w1 →co w2 tests need:
+	// the t entries of its key's writers and the g members writing its key.
+	wT [][]int64
+	wG [][]int32
+
+	cls *classifier
+}
+
+type sweepEvent struct {
+	t     int64
+	isRet bool // invocations sort first at equal times: a.ret < b.inv is strict
+	op    int32
+}
+
+func (s *sweep) run() {
+	h := s.h
+	n := len(h.ops)
+	s.sessAcc = make([]*vclock, h.sessions)
+	for i := range s.sessAcc {
+		s.sessAcc[i] = s.c.empty()
+	}
+	s.strong = s.c.empty()
+	s.vcs = make([]*vclock, n)
+	s.pending = make([]int32, n)
+	s.wT = make([][]int64, n)
+	s.wG = make([][]int32, n)
+	s.cls = &classifier{h: h, c: s.c, before: s.before}
+
+	evs := make([]sweepEvent, 0, 2*n)
+	reads, strongReads, slotted := 0, 0, 0
+	for i := range h.ops {
+		o := &h.ops[i]
+		evs = append(evs, sweepEvent{t: o.inv, op: int32(i)})
+		if o.ok {
+			evs = append(evs, sweepEvent{t: o.ret, isRet: true, op: int32(i)})
+			s.pending[i] = 1
+		}
+		if o.write {
+			s.pending[i] += h.readers[i]
+			if o.slot != 0 {
+				slotted++
+			}
+		} else if o.rf != thinAir {
+			reads++
+			if o.strong {
+				strongReads++
+			}
+		}
+	}
+	slices.SortFunc(evs, func(a, b sweepEvent) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		if a.isRet != b.isRet {
+			if a.isRet {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a.op, b.op)
+	})
+	for _, e := range evs {
+		if e.isRet {
+			s.returned(e.op)
+		} else {
+			s.invoked(e.op)
+		}
+	}
+	s.rep.count(reads-strongReads, "W1", "W2")
+	s.rep.count(strongReads, "C1")
+	s.rep.count(reads, "W5", "C2")
+	s.rep.count(reads+slotted, "W3", "W4")
+}
+
+func (s *sweep) invoked(i int32) {
+	o := &s.h.ops[i]
+	v := s.c.get()
+	s.c.copy(v, s.sessAcc[o.sess])
+	if o.strong {
+		s.c.join(v, s.strong)
+	}
+	s.vcs[i] = v
+	if !o.write {
+		s.c.add(v, i) // a read's past is completed when it returns
+		return
+	}
+	s.checkWrite(i, v)
+	s.c.add(v, i)
+	s.keepWritePast(i, v)
+	if s.pending[i] == 0 {
+		s.release(i)
+	}
+}
+
+func (s *sweep) returned(i int32) {
+	o := &s.h.ops[i]
+	v := s.vcs[i]
+	if !o.write {
+		if o.rf >= 0 {
+			if o.future {
+				s.c.add(v, o.rf)
+			} else {
+				s.c.join(v, s.vcs[o.rf])
+				s.release(o.rf)
+			}
+		}
+		if o.rf != thinAir {
+			s.checkRead(i, v)
+		}
+	}
+	s.c.join(s.sessAcc[o.sess], v)
+	if o.strong {
+		s.c.join(s.strong, v)
+	}
+	s.release(i)
+}
+
+func (s *sweep) release(i int32) {
+	s.pending[i]--
+	if s.pending[i] <= 0 && s.vcs[i] != nil {
+		s.c.put(s.vcs[i])
+		s.vcs[i] = nil
+	}
+}
+
+func (s *sweep) keepWritePast(w int32, v *vclock) {
+	o := &s.h.ops[w]
+	kw := s.h.keys[o.key]
+	t := make([]int64, len(kw.writers))
+	for j, sess := range kw.writers {
+		t[j] = v.t[sess]
+	}
+	s.wT[w] = t
+	var g []int32
+	for _, m := range v.g {
+		if s.h.ops[m.op].key == o.key {
+			g = append(g, m.op)
+		}
+	}
+	s.wG[w] = g
+}
+
+// before reports w1 →co w2, for two writes on one key.
+func (s *sweep) before(w1, w2 int32) bool {
+	if w1 == w2 || s.wT[w2] == nil {
+		return false
+	}
+	if s.h.ops[w1].ret < s.wT[w2][s.h.ops[w1].wj] {
+		return true
+	}
+	_, found := slices.BinarySearch(s.wG[w2], w1)
+	return found
+}
+
+// prefix returns how many of writer j's writes on the key are in v.
+func (s *sweep) prefix(kw *keyWrites, j int, v *vclock) int {
+	l, t := kw.lists[j], v.t[kw.writers[j]]
+	return sort.Search(len(l), func(p int) bool { return s.h.ops[l[p]].ret >= t })
+}
+
+// checkWrite looks for a write in w's past logged after w (CyclicCF).
+func (s *sweep) checkWrite(w int32, v *vclock) {
+	o := &s.h.ops[w]
+	if o.slot == 0 {
+		return
+	}
+	kw := s.h.keys[o.key]
+	bad := int32(-1)
+	consider := func(x int32) {
+		if x >= 0 && x != w && s.h.ops[x].slot > o.slot && (bad < 0 || s.h.ops[x].slot > s.h.ops[bad].slot) {
+			bad = x
+		}
+	}
+	for j := range kw.writers {
+		if n := s.prefix(kw, j, v); n > 0 {
+			consider(kw.argmax[j][n-1])
+		}
+	}
+	for _, m := range v.g {
+		if s.h.ops[m.op].key == o.key {
+			consider(m.op)
+		}
+	}
+	if bad < 0 {
+		return
+	}
+	b := &s.h.ops[bad]
+	prop, how := "W4", "through another session"
+	if b.sess == o.sess {
+		prop, how = "W3", "in its own session"
+	}
+	s.rep.add(Violation{Property: prop, Ops: []history.Event{*b.ev, *o.ev},
+		Detail: fmt.Sprintf("CyclicCF: put %v is logged at slot %d, before put %v at slot %d, although %v is in its causal past (%s)",
+			o.ev.ID(), o.slot, b.ev.ID(), b.slot, b.ev.ID(), how)})
+}
+
+// witness is a write that makes a read stale, and the pattern it forms.
+type witness struct {
+	w       int32
+	pattern string
+}
+
+func (s *sweep) checkRead(r int32, v *vclock) {
+	o := &s.h.ops[r]
+	kw := s.h.keys[o.key]
+	if kw == nil {
+		return // nothing was ever written to the key
+	}
+	w1 := o.rf
+	var slot1 uint64
+	if w1 >= 0 {
+		slot1 = s.h.ops[w1].slot
+	}
+	var wit []witness
+	consider := func(w2 int32) {
+		switch {
+		case w2 == w1:
+		case w1 == notFound:
+			wit = append(wit, witness{w2, "WriteCOInitRead"})
+		case slot1 != 0 && s.h.ops[w2].slot > slot1:
+			wit = append(wit, witness{w2, "StaleLogRead"})
+		case s.before(w1, w2):
+			wit = append(wit, witness{w2, "WriteCORead"})
+		}
+	}
+	for j := range kw.writers {
+		n := s.prefix(kw, j, v)
+		if n == 0 {
+			continue
+		}
+		if a := kw.argmax[j][n-1]; a >= 0 {
+			consider(a)
+		}
+		// The writes of the prefix not session-before another one of it:
+		// if w1 precedes any write of the prefix, it precedes one of these.
+		l, latest := kw.lists[j], kw.maxInv[j][n-1]
+		for p := n - 1; p >= 0 && s.h.ops[l[p]].ret >= latest; p-- {
+			consider(l[p])
+		}
+	}
+	for _, m := range v.g {
+		if s.h.ops[m.op].key == o.key {
+			consider(m.op)
+		}
+	}
+	if len(wit) == 0 {
+		return
+	}
+	s.rep.add(s.cls.stale(r, v, wit))
+}

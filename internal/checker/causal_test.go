@@ -1,0 +1,156 @@
+package checker
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/history"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// The sweep must flag exactly the stale reads and misordered writes that a
+// brute-force transitive closure of causal order finds, on small histories
+// with pipelining, unknown outcomes, missing slots and corrupted reads.
+func TestCausalAgreesWithClosure(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	flagged := 0
+	for seed := range uint64(1500) {
+		c := genConfig{ops: 10 + rng.IntN(40), sessions: 2 + rng.IntN(4), pipeline: 1 + rng.IntN(4),
+			writeShare: 0.2 + 0.5*rng.Float64(), weakShare: rng.Float64(), hotKeys: 1 + rng.IntN(3), keys: 2,
+			hotShare: 0.8, seed: seed}
+		events := generate(c)
+		for range rng.IntN(3) {
+			redirectPast(rng, events)
+		}
+		for i := range events {
+			e := &events[i]
+			switch rng.IntN(12) {
+			case 0:
+				if e.IsWrite() {
+					e.Outcome, e.Return = history.Unknown, 0
+				}
+			case 1:
+				e.Slot = 0
+			case 2:
+				if j := rng.IntN(len(events)); e.IsWrite() && events[j].IsWrite() {
+					e.Slot, events[j].Slot = events[j].Slot, e.Slot
+				}
+			}
+		}
+		want := closureFindings(t, events)
+		got := map[string]bool{}
+		r := Check(&history.File{Events: events}, Options{MaxPerProperty: -1})
+		require.NoError(t, r.Err)
+		for _, v := range r.Violations {
+			for _, p := range []string{"WriteCOInitRead", "WriteCORead", "StaleLogRead"} {
+				if strings.HasPrefix(v.Detail, p) {
+					got["stale "+v.Ops[0].ID().String()] = true
+				}
+			}
+			if strings.HasPrefix(v.Detail, "CyclicCF") {
+				got["cf "+v.Ops[1].ID().String()] = true
+			}
+		}
+		require.Equal(t, want, got, "seed %d", seed)
+		if len(want) > 0 {
+			flagged++
+		}
+	}
+	t.Logf("%d of 1500 histories have causal violations", flagged)
+	require.Greater(t, flagged, 100)
+}
+
+// redirectPast makes a random read return a put on its key invoked before
+// the read returned (so no future reads), or nothing.
+func redirectPast(rng *rand.Rand, events []history.Event) {
+	r := &events[rng.IntN(len(events))]
+	if r.Kind != wire.Get {
+		return
+	}
+	var puts [][]byte
+	for i := range events {
+		if w := &events[i]; w.IsWrite() && w.Key == r.Key && w.Invoke <= r.Return {
+			puts = append(puts, w.Value)
+		}
+	}
+	if p := rng.IntN(len(puts) + 1); p < len(puts) {
+		r.Value, r.Found = puts[p], true
+	} else {
+		r.Value, r.Found = nil, false
+	}
+}
+
+// closureFindings computes causal order by brute force and returns the
+// reads that are stale and the puts logged before a put in their past.
+func closureFindings(t *testing.T, events []history.Event) map[string]bool {
+	h, err := index(&history.File{Events: events}, newReporter(-1))
+	require.NoError(t, err)
+	n := len(h.ops)
+	edge := func(a, b *op) bool {
+		switch {
+		case a.sess == b.sess && a.ret < b.inv:
+			return true
+		case a.strong && b.strong && a.ret < b.inv:
+			return true
+		}
+		return false
+	}
+	past := make([][]bool, n) // past[b][a]: a →co b
+	for b := range n {
+		past[b] = make([]bool, n)
+		var stack []int
+		push := func(a int) {
+			if !past[b][a] {
+				past[b][a] = true
+				stack = append(stack, a)
+			}
+		}
+		for a := range n {
+			if edge(&h.ops[a], &h.ops[b]) {
+				push(a)
+			}
+		}
+		if rf := h.ops[b].rf; !h.ops[b].write && rf >= 0 {
+			push(int(rf))
+		}
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for a := range n {
+				if edge(&h.ops[a], &h.ops[x]) {
+					push(a)
+				}
+			}
+			if rf := h.ops[x].rf; !h.ops[x].write && rf >= 0 {
+				push(int(rf))
+			}
+		}
+	}
+	found := map[string]bool{}
+	for b := range n {
+		o := &h.ops[b]
+		for a := range n {
+			w := &h.ops[a]
+			if !past[b][a] || !w.write || w.key != o.key || a == b {
+				continue
+			}
+			if o.write {
+				if o.slot != 0 && w.slot > o.slot {
+					found["cf "+o.ev.ID().String()] = true
+				}
+				continue
+			}
+			switch rf := o.rf; {
+			case rf == thinAir || int(rf) == a:
+			case rf == notFound,
+				h.ops[rf].slot != 0 && w.slot > h.ops[rf].slot,
+				past[a][rf]:
+				found["stale "+o.ev.ID().String()] = true
+			}
+		}
+	}
+	return found
+}

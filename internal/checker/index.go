@@ -1,0 +1,219 @@
+package checker
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/hybridkv/hybridkv/internal/history"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+const (
+	// never is the return time of an operation whose outcome is unknown:
+	// it may take effect at any point after its invocation.
+	never = math.MaxInt64
+	// Values of op.rf besides a write's index.
+	notFound int32 = -1 // the read found no value
+	thinAir  int32 = -2 // no put on the key wrote the value read
+)
+
+// op is an event prepared for checking. Reads without a result (failed or
+// unanswered) are not ops at all: they observed nothing.
+type op struct {
+	ev     *history.Event
+	inv    int64
+	ret    int64 // never unless ok
+	key    uint64
+	slot   uint64
+	sess   int32 // dense session index
+	rf     int32 // reads: the write read, or notFound / thinAir
+	wj     int32 // writes: index of the op's session in its key's writers
+	strong bool
+	write  bool
+	ok     bool
+	future bool // a read that returned before the write it read was invoked
+}
+
+// keyWrites indexes the writes on one key by session, which is what the
+// causal checks query: "which of session s's writes on k are in the
+// causal past of this op?" is a prefix of s's list ordered by return time.
+type keyWrites struct {
+	writers []int32   // sessions that wrote the key, ascending
+	lists   [][]int32 // per writer: its writes on the key by return time
+	argmax  [][]int32 // per writer and prefix: the write with the highest known slot, or -1
+	maxInv  [][]int64 // per writer and prefix: the latest invocation
+}
+
+// hist is a history prepared for checking.
+type hist struct {
+	ops      []op
+	sessions int
+	keys     map[uint64]*keyWrites
+	readers  []int32 // per write: reads of it that returned after it was invoked
+}
+
+// index validates and deduplicates the events, resolves every read to the
+// write it observed, and reports X1 and thin-air (W6) violations.
+func index(f *history.File, rep *reporter) (*hist, error) {
+	for i := range f.Events {
+		if err := f.Events[i].Valid(); err != nil {
+			return nil, err
+		}
+	}
+	events := dedupe(f.Events, rep)
+	h := &hist{keys: map[uint64]*keyWrites{}}
+	sessions := map[uint64]int32{}
+	for _, e := range events {
+		if !e.IsWrite() && e.Outcome != history.OK {
+			continue
+		}
+		s, ok := sessions[e.Session]
+		if !ok {
+			s = int32(len(sessions))
+			sessions[e.Session] = s
+		}
+		o := op{ev: e, inv: e.Invoke, ret: e.Return, key: e.Key, slot: e.Slot, sess: s,
+			rf: notFound, strong: e.Level == wire.Strong, write: e.IsWrite(), ok: e.Outcome == history.OK}
+		if !o.ok {
+			o.ret = never
+		}
+		h.ops = append(h.ops, o)
+	}
+	h.sessions = len(sessions)
+	if err := h.resolveReads(rep); err != nil {
+		return nil, err
+	}
+	h.indexWrites()
+	return h, nil
+}
+
+// dedupe keeps one event per identity, preferring one with a result. Two
+// results for one identity mean the operation took effect twice (X1).
+func dedupe(events []history.Event, rep *reporter) []*history.Event {
+	rep.count(len(events), "X1")
+	first := make(map[wire.OpID]int, len(events))
+	var out []*history.Event
+	for i := range events {
+		e := &events[i]
+		j, seen := first[e.ID()]
+		if !seen {
+			first[e.ID()] = len(out)
+			out = append(out, e)
+			continue
+		}
+		prev := out[j]
+		switch {
+		case prev.Outcome == history.OK && e.Outcome == history.OK:
+			if !sameResult(prev, e) {
+				rep.add(Violation{Property: "X1", Ops: []history.Event{*prev, *e},
+					Detail: fmt.Sprintf("operation %v completed twice with different results", e.ID())})
+			}
+		case e.Outcome == history.OK:
+			out[j] = e
+		}
+	}
+	return out
+}
+
+func sameResult(a, b *history.Event) bool {
+	return a.Level == b.Level && a.Kind == b.Kind && a.Key == b.Key && a.Found == b.Found &&
+		bytes.Equal(a.Value, b.Value) && (a.Slot == 0 || b.Slot == 0 || a.Slot == b.Slot)
+}
+
+// resolveReads maps each read to the write whose value it returned. Values
+// are unique per key, so this is a lookup by bytes; a duplicate makes the
+// history uncheckable.
+func (h *hist) resolveReads(rep *reporter) error {
+	byValue := map[uint64]map[string]int32{}
+	for i := range h.ops {
+		o := &h.ops[i]
+		if !o.write {
+			continue
+		}
+		m := byValue[o.key]
+		if m == nil {
+			m = map[string]int32{}
+			byValue[o.key] = m
+		}
+		if j, dup := m[string(o.ev.Value)]; dup {
+			return fmt.Errorf("puts %v and %v both write %q to key %d: reads cannot be attributed",
+				h.ops[j].ev.ID(), o.ev.ID(), o.ev.Value, o.key)
+		}
+		m[string(o.ev.Value)] = int32(i)
+	}
+	h.readers = make([]int32, len(h.ops))
+	reads := 0
+	for i := range h.ops {
+		o := &h.ops[i]
+		if o.write || !o.ev.Found {
+			continue
+		}
+		reads++
+		w, ok := byValue[o.key][string(o.ev.Value)]
+		if !ok {
+			o.rf = thinAir
+			rep.add(Violation{Property: "W6", Ops: []history.Event{*o.ev},
+				Detail: fmt.Sprintf("ThinAirRead: no put on key %d wrote the value read", o.key)})
+			continue
+		}
+		o.rf = w
+		if h.ops[w].inv > o.ret {
+			o.future = true // reported by checkCycles, which tells cycles apart
+			continue
+		}
+		h.readers[w]++
+	}
+	rep.count(reads, "W6")
+	return nil
+}
+
+func (h *hist) indexWrites() {
+	for i := range h.ops {
+		o := &h.ops[i]
+		if !o.write {
+			continue
+		}
+		kw := h.keys[o.key]
+		if kw == nil {
+			kw = &keyWrites{}
+			h.keys[o.key] = kw
+		}
+		j, found := slices.BinarySearch(kw.writers, o.sess)
+		if !found {
+			kw.writers = slices.Insert(kw.writers, j, o.sess)
+			kw.lists = slices.Insert(kw.lists, j, nil)
+		}
+		kw.lists[j] = append(kw.lists[j], int32(i))
+	}
+	for _, kw := range h.keys {
+		kw.argmax = make([][]int32, len(kw.lists))
+		kw.maxInv = make([][]int64, len(kw.lists))
+		for j, l := range kw.lists {
+			slices.SortStableFunc(l, func(a, b int32) int { return cmpInt(h.ops[a].ret, h.ops[b].ret) })
+			am, mi := make([]int32, len(l)), make([]int64, len(l))
+			best, latest := int32(-1), int64(math.MinInt64)
+			for p, w := range l {
+				o := &h.ops[w]
+				o.wj = int32(j)
+				if o.slot != 0 && (best < 0 || o.slot > h.ops[best].slot) {
+					best = w
+				}
+				latest = max(latest, o.inv)
+				am[p], mi[p] = best, latest
+			}
+			kw.argmax[j], kw.maxInv[j] = am, mi
+		}
+	}
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,131 @@
+package checker
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// vclock is a causal past, one entry per session. Session order is an
+// interval order (a precedes b when a returned before b was invoked), and
+// a set of a session's ops closed under it is exactly
+//
+//	{a : a.ret < T} ∪ G
+//
+// where T is the latest invocation among the ops that generated the set
+// and G holds the generators that returned at or after T (in flight at T,
+// or of unknown outcome). So t[s] = T, and g collects every session's G.
+//
+// The checks only ask which writes are in a past, so g keeps writes only:
+// a read's contribution is its own past, already joined, and its T. With
+// a session pipelining at most p ops, g holds at most p writes per
+// session, and a join costs O(sessions + |g|).
+type vclock struct {
+	t []int64
+	g []member // sorted by op
+}
+
+// member is a write in g, with what filtering needs kept at hand.
+type member struct {
+	op   int32
+	sess int32
+	ret  int64
+}
+
+const nothing = math.MinInt64 // t value of a session with no op in the past
+
+// clocks allocates vclocks for one history and recycles them: at any time
+// only the clocks of ops in flight and of writes still to be read are live.
+type clocks struct {
+	ops     []op
+	n       int
+	free    []*vclock
+	scratch []member
+}
+
+// get returns a clock with arbitrary contents, to be overwritten by copy.
+func (c *clocks) get() *vclock {
+	if k := len(c.free); k > 0 {
+		v := c.free[k-1]
+		c.free = c.free[:k-1]
+		return v
+	}
+	return &vclock{t: make([]int64, c.n)}
+}
+
+// empty returns a clock holding nothing.
+func (c *clocks) empty() *vclock {
+	v := c.get()
+	for i := range v.t {
+		v.t[i] = nothing
+	}
+	v.g = v.g[:0]
+	return v
+}
+
+func (c *clocks) put(v *vclock) { c.free = append(c.free, v) }
+
+func (c *clocks) copy(dst, src *vclock) {
+	copy(dst.t, src.t)
+	dst.g = append(dst.g[:0], src.g...)
+}
+
+// join makes dst the union of dst and src.
+func (c *clocks) join(dst, src *vclock) {
+	raised := false
+	for i, t := range src.t {
+		if t > dst.t[i] {
+			dst.t[i] = t
+			raised = true
+		}
+	}
+	if len(src.g) == 0 {
+		if raised {
+			dst.g = slices.DeleteFunc(dst.g, func(m member) bool { return m.ret < dst.t[m.sess] })
+		}
+		return
+	}
+	m := c.scratch[:0]
+	a, b := dst.g, src.g
+	for len(a) > 0 || len(b) > 0 {
+		var x member
+		switch {
+		case len(b) == 0 || (len(a) > 0 && a[0].op < b[0].op):
+			x, a = a[0], a[1:]
+		case len(a) == 0 || b[0].op < a[0].op:
+			x, b = b[0], b[1:]
+		default:
+			x, a, b = a[0], a[1:], b[1:]
+		}
+		if x.ret >= dst.t[x.sess] {
+			m = append(m, x)
+		}
+	}
+	dst.g = append(dst.g[:0], m...)
+	c.scratch = m
+}
+
+// add puts op x and its session predecessors into v.
+func (c *clocks) add(v *vclock, x int32) {
+	o := &c.ops[x]
+	if o.inv > v.t[o.sess] {
+		v.t[o.sess] = o.inv
+		v.g = slices.DeleteFunc(v.g, func(m member) bool { return m.sess == o.sess && m.ret < o.inv })
+	}
+	if o.write && o.ret >= v.t[o.sess] {
+		i, found := slices.BinarySearchFunc(v.g, x, func(m member, x int32) int { return cmp.Compare(m.op, x) })
+		if !found {
+			v.g = slices.Insert(v.g, i, member{op: x, sess: o.sess, ret: o.ret})
+		}
+	}
+}
+
+// hasWrite reports whether write x is in v.
+func (c *clocks) hasWrite(v *vclock, x int32) bool {
+	o := &c.ops[x]
+	if o.ret < v.t[o.sess] {
+		return true
+	}
+	_, found := slices.BinarySearchFunc(v.g, x, func(m member, x int32) int { return cmp.Compare(m.op, x) })
+	return found
+}

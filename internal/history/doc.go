@@ -1,0 +1,23 @@
+// Package history records what a benchmark or test run did, so that the
+// run can be checked for consistency violations afterwards.
+//
+// A run produces one [File]: every operation a client invoked ([Event]),
+// the final state of every replica ([ReplicaState], for the convergence
+// check) and a free-form list of the faults injected during the run.
+//
+// Each event carries the operation's identity, level, kind and key, the
+// value it wrote or read, its invocation and return times on a monotonic
+// clock that starts with the run, and its [Outcome]. Only an OK outcome
+// says what happened; a failed or unanswered operation may or may not have
+// taken effect, and the checker treats both alike.
+//
+// Times must come from one clock domain: the checker derives session order
+// and real-time order from them, so events recorded by different processes
+// are comparable only if their clocks share an origin.
+//
+// The on-disk format is compact and self-checking: the magic "HKVH1", then
+// length-prefixed records (events, replica states, faults), then an end
+// record holding the record count and a CRC-32C of everything before it.
+// [Decode] rejects truncated, corrupt or trailing input with an error
+// instead of returning a partial history that would check clean.
+package history

@@ -1,0 +1,97 @@
+package history
+
+import (
+	"fmt"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Outcome is what a client learned about an operation.
+type Outcome uint8
+
+const (
+	// Unknown: no reply arrived (timeout, crash, end of run). The zero value,
+	// so an event whose outcome was never set is treated cautiously.
+	Unknown Outcome = iota
+	// OK: the operation completed and its result is recorded.
+	OK
+	// Failed: an error was returned. The operation may still have taken
+	// effect (the error may have come after the leader logged it), so for
+	// checking it is the same as Unknown.
+	Failed
+
+	maxOutcome = Failed
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Unknown:
+		return "unknown"
+	case OK:
+		return "ok"
+	case Failed:
+		return "failed"
+	}
+	return fmt.Sprintf("outcome(%d)", uint8(o))
+}
+
+// Event is one operation as a client saw it.
+type Event struct {
+	Session uint64
+	Seq     uint64
+	Level   wire.Level
+	Kind    wire.OpKind
+	Key     uint64
+	// Value is the value a put wrote, or the value a get returned when
+	// Found. Within one key, every put must write a distinct value: that is
+	// how a read is matched to the write it observed.
+	Value []byte
+	Found bool // a get found a value
+	// Invoke and Return are monotonic nanoseconds since the run started.
+	// Return is 0 unless Outcome is OK.
+	Invoke  int64
+	Return  int64
+	Outcome Outcome
+	// Slot is a log position the protocol reported, 0 when it reported
+	// none. For a put it is the slot the write was logged at. For a get it
+	// is the log position of the state the answer came from (the serving
+	// replica's applied index, or the read's own slot when it went through
+	// the log), so a get that observed a write has Slot >= the write's.
+	Slot uint64
+}
+
+// ID returns the operation's identity.
+func (e *Event) ID() wire.OpID { return wire.OpID{Session: e.Session, Seq: e.Seq} }
+
+// IsWrite reports whether the event is a put.
+func (e *Event) IsWrite() bool { return e.Kind.IsWrite() }
+
+// Valid reports why the event's fields are out of range, or nil.
+func (e *Event) Valid() error {
+	switch {
+	case e.Level > wire.Weak:
+		return fmt.Errorf("event %v: bad level %d", e.ID(), e.Level)
+	case e.Kind > wire.Put:
+		return fmt.Errorf("event %v: bad kind %d", e.ID(), e.Kind)
+	case e.Outcome > maxOutcome:
+		return fmt.Errorf("event %v: bad outcome %d", e.ID(), e.Outcome)
+	case e.Outcome == OK && e.Return < e.Invoke:
+		return fmt.Errorf("event %v: returned at %d before it was invoked at %d", e.ID(), e.Return, e.Invoke)
+	}
+	return nil
+}
+
+// ReplicaState is a replica's applied state at the end of a run: equal
+// Applied indexes must come with equal Digests.
+type ReplicaState struct {
+	ID      uint64
+	Applied uint64
+	Digest  uint64
+}
+
+// File is everything a run records.
+type File struct {
+	Events   []Event
+	Replicas []ReplicaState
+	Faults   []string // faults injected during the run, in order, for the reader
+}
