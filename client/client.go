@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/protocols"
 	"github.com/hybridkv/hybridkv/internal/transport"
@@ -57,6 +58,9 @@ type Config struct {
 	// Timeout fails an operation unanswered for this long (default 10s).
 	Timeout time.Duration
 	Logger  *slog.Logger
+	// History, when set, records every operation for the consistency
+	// checker (several clients may share one).
+	History *history.Recorder
 }
 
 // Errors returned by operations.

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/runtime"
 	"github.com/hybridkv/hybridkv/internal/transport"
@@ -18,7 +19,9 @@ type call struct {
 	start   time.Time
 	done    func(Result)
 	id      wire.OpID // set by the loop when the core accepts it
-	// cancelled is set by the loop once the call is answered or dropped.
+	// invoke is the history's clock at submission.
+	invoke int64
+	// finished is set by the loop once the call is answered or dropped.
 	finished bool
 }
 
@@ -89,6 +92,9 @@ func (l *loop) run(tr *transport.Transport) {
 		quit := l.quit
 		l.mu.Unlock()
 		for _, c := range submits {
+			if h := l.cfg.History; h != nil {
+				c.invoke = h.Now()
+			}
 			c.id = l.core.Submit(c.session, c.op)
 			l.calls[c.id] = c
 		}
@@ -120,6 +126,7 @@ func (l *loop) complete(d protocol.Completion) {
 	}
 	delete(l.calls, d.ID)
 	c.finished = true
+	l.record(c, &d)
 	c.done(Result{Found: d.Found, Value: d.Value, Slot: d.Slot, Path: d.Path, Reason: d.Reason,
 		Latency: time.Since(c.start)})
 }
@@ -133,6 +140,7 @@ func (l *loop) drop(c *call, err error) {
 	c.finished = true
 	delete(l.calls, c.id)
 	l.core.Cancel(c.id)
+	l.record(c, nil)
 	if err != nil {
 		c.done(Result{Err: err, Latency: time.Since(c.start)})
 	}
@@ -152,4 +160,25 @@ func (l *loop) failAll() {
 	for _, c := range l.calls {
 		l.drop(c, ErrClosed)
 	}
+}
+
+// record adds a finished call to the history: with its result, or (done
+// nil) as abandoned, which may or may not have taken effect.
+func (l *loop) record(c *call, done *protocol.Completion) {
+	h := l.cfg.History
+	if h == nil {
+		return
+	}
+	e := history.Event{Session: c.id.Session, Seq: c.id.Seq, Level: c.op.Level, Kind: c.op.Kind,
+		Key: c.op.Key, Invoke: c.invoke, Outcome: history.Unknown}
+	if c.op.Kind.IsWrite() {
+		e.Value = c.op.Value
+	}
+	if done != nil {
+		e.Return, e.Outcome, e.Slot = h.Now(), history.OK, done.Slot
+		if !c.op.Kind.IsWrite() {
+			e.Found, e.Value = done.Found, done.Value
+		}
+	}
+	h.Append(e)
 }

@@ -20,6 +20,7 @@ func newBenchCmd() *cobra.Command {
 		sweep    string
 		noPlots  bool
 		kill     time.Duration
+		check    bool
 	)
 	flags.protocolList = true
 	cmd := &cobra.Command{
@@ -55,7 +56,7 @@ within 100 ms).`,
 			defer stop()
 			dir := filepath.Join(out, time.Now().Format("20060102-150405"))
 			r := benchRun{cmd: cmd, cfg: cfg, names: names, sweep: sw, dir: dir, external: external,
-				quiet: quiet, plots: !noPlots, logger: flags.logger(), killLeader: kill}
+				quiet: quiet, plots: !noPlots, logger: flags.logger(), killLeader: kill, check: check}
 			return r.run(ctx)
 		},
 	}
@@ -66,5 +67,6 @@ within 100 ms).`,
 	cmd.Flags().StringVar(&sweep, "sweep", "", "PARAM=V1,V2,... with PARAM one of threads, pendings, batch-delay, weak-ratio")
 	cmd.Flags().BoolVar(&noPlots, "no-plots", false, "skip drawing plots")
 	cmd.Flags().DurationVar(&kill, "kill-leader", 0, "SIGKILL the leader's process this long after the start, and report the outage")
+	cmd.Flags().BoolVar(&check, "check", false, "record every operation and check the history for consistency violations")
 	return cmd
 }

@@ -34,6 +34,10 @@ type benchRun struct {
 	logger   *slog.Logger
 	// killLeader, when positive, kills the leader's process mid-run.
 	killLeader time.Duration
+	// check records every run's history and checks it.
+	check bool
+	// violations counts runs whose check failed.
+	violations int
 }
 
 // sweepSpec is one parameter and the values it takes.
@@ -137,6 +141,9 @@ func (r *benchRun) run(ctx context.Context) error {
 func (r *benchRun) one(ctx context.Context, cfg config.Config, label string) (*stats.Report, error) {
 	opts := bench.Options{Config: cfg, Logger: r.logger, WorkDir: filepath.Join(r.dir, "logs", cfg.Protocol+label),
 		KillLeaderAfter: r.killLeader}
+	if r.check {
+		opts.HistoryPath = filepath.Join(r.dir, cfg.Protocol+strings.ReplaceAll(label, "=", "-")+".history")
+	}
 	if !r.external {
 		var err error
 		if opts.Binary, err = os.Executable(); err != nil {
@@ -149,9 +156,12 @@ func (r *benchRun) one(ctx context.Context, cfg config.Config, label string) (*s
 			cfg.Protocol, label, len(cfg.Replicas), len(cfg.Clients.Sites), cfg.Clients.Threads, cfg.Bench.Pendings,
 			cfg.Network.OneWayMs, cfg.Bench.WarmupS, cfg.Bench.DurationS)
 	}
-	rep, err := bench.Run(ctx, opts)
+	rep, verdict, err := bench.Run(ctx, opts)
 	if err != nil {
 		return nil, err
+	}
+	if r.check && !verdict.Clean() {
+		r.violations++
 	}
 	rep.Label = label
 	out := r.cmd.OutOrStdout()
@@ -191,6 +201,9 @@ func (r *benchRun) summarize(reports []*stats.Report, labels []string, series ma
 		}
 	}
 	fmt.Fprintf(out, "reports, comparison.csv and plots in %s\n", r.dir)
+	if r.violations > 0 {
+		return fmt.Errorf("%d of %d runs failed the consistency check (see the notes above)", r.violations, len(reports))
+	}
 	return nil
 }
 

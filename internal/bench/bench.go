@@ -14,6 +14,7 @@ import (
 	"github.com/hybridkv/hybridkv/client"
 	"github.com/hybridkv/hybridkv/internal/cluster"
 	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/protocols"
 	"github.com/hybridkv/hybridkv/internal/stats"
 	"github.com/hybridkv/hybridkv/internal/workload"
@@ -34,45 +35,61 @@ type Options struct {
 	// long after the start, and the report says how long strong writes
 	// were unavailable.
 	KillLeaderAfter time.Duration
+	// HistoryPath, when set, records every operation there and checks the
+	// history for consistency violations after the run.
+	HistoryPath string
 }
 
-// Run runs one benchmark and returns its report.
-func Run(ctx context.Context, o Options) (*stats.Report, error) {
+// Run runs one benchmark and returns its report, and with HistoryPath set
+// the verdict of the consistency check.
+func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 	cfg := o.Config
 	proto, err := protocols.Lookup(cfg.Protocol)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var procs *cluster.Processes
 	if o.Binary != "" {
 		if err := cluster.FreePorts(&cfg); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		procs, err = cluster.Spawn(ctx, o.Binary, &cfg, o.WorkDir)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		defer procs.Stop()
 	}
 	start := time.Now()
 	r := &run{cfg: &cfg, opts: o, procs: procs}
+	if o.HistoryPath != "" {
+		r.history = history.NewRecorder()
+	}
 	if err := r.openClients(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer r.closeClients()
 	report, err := r.measure(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	report.Notes = append(report.Notes, r.outage.notes(start)...)
-	if note, _ := r.converged(ctx); note != "" {
+	note, states := r.converged(ctx)
+	if note != "" {
 		report.Notes = append(report.Notes, note)
+	}
+	var verdict *Verdict
+	if r.history != nil {
+		r.closeClients() // every call is answered or abandoned: the history is complete
+		if verdict, err = r.check(r.history, states); err != nil {
+			return nil, nil, err
+		}
+		report.Notes = append(report.Notes, verdict.Summary())
 	}
 	if proto.WeakAsStrong && cfg.Bench.WeakRatio > 0 {
 		report.Notes = append(report.Notes, fmt.Sprintf(
 			"%s has no weak path: weak operations were served as strong ones", cfg.Protocol))
 	}
-	return report, nil
+	return report, verdict, nil
 }
 
 type run struct {
@@ -80,6 +97,7 @@ type run struct {
 	opts    Options
 	procs   *cluster.Processes
 	clients []*benchClient
+	history *history.Recorder
 	ops     atomic.Int64
 	stopped atomic.Bool
 	outage  outage
@@ -110,6 +128,7 @@ func (r *run) openClients() error {
 			return err
 		}
 		cc.Logger = r.opts.Logger
+		cc.History = r.history
 		c, err := client.New(cc)
 		if err != nil {
 			return err

@@ -58,6 +58,9 @@ func (r *run) killLeaderAt(t time.Time) (stop func()) {
 			if p.ID == leader {
 				p.Kill()
 				r.outage.killed(leader, time.Now(), nil)
+				if r.history != nil {
+					r.history.AddFault(fmt.Sprintf("SIGKILL leader replica %d", leader))
+				}
 				return
 			}
 		}

@@ -1,0 +1,79 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hybridkv/hybridkv/internal/checker"
+	"github.com/hybridkv/hybridkv/internal/history"
+	"github.com/hybridkv/hybridkv/internal/protocol"
+)
+
+// Verdict is the consistency check of one run.
+type Verdict struct {
+	HistoryPath string
+	Events      int
+	Result      checker.Result
+}
+
+// Clean reports whether the run passed every check.
+func (v *Verdict) Clean() bool { return v != nil && v.Result.Clean() }
+
+// Summary is one line for the report.
+func (v *Verdict) Summary() string {
+	r := &v.Result
+	switch {
+	case r.Err != nil:
+		return fmt.Sprintf("check: history of %d operations could not be checked: %v", v.Events, r.Err)
+	case r.Clean():
+		props := slices.Sorted(mapKeys(r.Checked))
+		return fmt.Sprintf("check: clean — %d operations, properties %s, checked in %v (history %s)",
+			v.Events, strings.Join(props, " "), r.Duration.Round(time.Millisecond), v.HistoryPath)
+	}
+	n := len(r.Violations)
+	for _, k := range r.Omitted {
+		n += k
+	}
+	return fmt.Sprintf("check: %d VIOLATIONS in %d operations (history %s)", n, v.Events, v.HistoryPath)
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// check writes the run's history with the replicas' final states and runs
+// the checker over it.
+func (r *run) check(rec *history.Recorder, states []protocol.Status) (*Verdict, error) {
+	for _, st := range states {
+		rec.AddReplica(history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
+	}
+	f := rec.File()
+	path := r.opts.HistoryPath
+	if err := history.WriteFile(path, f); err != nil {
+		return nil, err
+	}
+	res := checker.Check(f, checker.Options{
+		HOEarlyVisibility: r.cfg.Protocol == "curp-ho",
+		VisualizePath:     strings.TrimSuffix(path, ".history") + "-s1.html",
+	})
+	v := &Verdict{HistoryPath: path, Events: len(f.Events), Result: res}
+	if len(res.Violations) > 0 {
+		var b strings.Builder
+		for _, viol := range res.Violations {
+			fmt.Fprintln(&b, viol.String())
+		}
+		if err := os.WriteFile(strings.TrimSuffix(path, ".history")+"-violations.txt", []byte(b.String()), 0o644); err != nil {
+			return v, err
+		}
+	}
+	return v, nil
+}
