@@ -15,6 +15,7 @@ type Client struct {
 	bound    curpht.Binding
 	cache    *curpht.Cache
 	sessions map[uint64]*session
+	floors   curpht.Floors
 	ticks    int
 }
 
@@ -30,7 +31,8 @@ var _ curp.ClientExtension = (*Client)(nil)
 
 // NewClient returns the client extension bound to replica bound.
 func NewClient(bound wire.NodeID) *Client {
-	return &Client{bound: curpht.NewBinding(bound), cache: curpht.NewCache(), sessions: make(map[uint64]*session)}
+	return &Client{bound: curpht.NewBinding(bound), cache: curpht.NewCache(),
+		sessions: make(map[uint64]*session), floors: make(curpht.Floors)}
 }
 
 func (x *Client) session(id uint64) *session {
@@ -61,6 +63,7 @@ func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
 	}
 	if !op.Kind.IsWrite() {
 		p.Req.Flags |= wire.FlagReplyWanted
+		p.Req.MinApplied = x.floors.Of(op.ID.Session)
 		p.Targets = []wire.NodeID{x.bound.Replica()}
 		c.Send(x.bound.Replica(), &p.Req)
 		return
@@ -100,6 +103,7 @@ func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, re
 	}
 	x.bound.Answered(from)
 	x.cache.Observe(rep.Applied)
+	x.floors.Observe(rep.ID.Session, rep.Applied)
 	c.Complete(p, x.freshest(&p.Req.Op, rep), protocol.PathWeak)
 }
 
@@ -125,6 +129,7 @@ func (x *Client) freshest(op *wire.Op, rep *wire.Reply) *wire.Reply {
 func (x *Client) writeReply(c *curp.Client, from wire.NodeID, p *curp.Pending, s *session, req *wire.Request, rep *wire.Reply) {
 	committed := rep.Slot > 0 && (rep.Kind == wire.ReplyWeak || rep.Kind == wire.ReplySync)
 	if committed {
+		x.floors.Observe(rep.ID.Session, rep.Slot)
 		delete(s.writeSet, rep.ID.Seq)
 		op := &req.Op
 		x.cache.Put(op.ID.Session, op.Key, curpht.Entry{Found: true, Value: op.Value, Version: rep.Slot, Seq: op.ID.Seq})
@@ -191,6 +196,7 @@ func (x *Client) AcceptFastPath(c *curp.Client, p *curp.Pending) protocol.SlowRe
 // log also proves the session's earlier weak writes committed.
 func (x *Client) Completed(c *curp.Client, p *curp.Pending, done *protocol.Completion) {
 	op := &p.Req.Op
+	x.floors.Observe(op.ID.Session, done.Slot)
 	if op.Level == wire.Weak {
 		return
 	}

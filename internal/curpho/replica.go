@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/curpht"
 	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
@@ -13,6 +14,9 @@ import (
 // operations waiting for their session's previous weak write to be logged.
 type Replica struct {
 	held map[wire.OpID][]heldRequest // keyed by the weak write they wait for
+	// parked holds weak reads waiting for the replica to reach their
+	// session's floor.
+	parked curpht.Parked
 }
 
 type heldRequest struct {
@@ -30,7 +34,11 @@ func NewReplica() *Replica { return &Replica{held: make(map[wire.OpID][]heldRequ
 func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	op := &req.Op
 	if !op.Kind.IsWrite() {
-		if req.Flags&wire.FlagReplyWanted != 0 {
+		switch {
+		case req.Flags&wire.FlagReplyWanted == 0:
+		case r.Store().Applied() < req.MinApplied:
+			x.parked.Park(from, req)
+		default:
 			r.Reply(from, weakRead(r, op))
 		}
 		return
@@ -126,8 +134,10 @@ func isWeakWrite(rec *witness.Record) bool {
 	return rec.Op.Level == wire.Weak && rec.Op.Kind.IsWrite()
 }
 
-// Applied releases what waited for an operation a previous leader logged.
-func (x *Replica) Applied(r *curp.Replica, _ uint64, req *wire.Request, _ kvstore.Result) {
+// Applied answers the weak reads that waited for this entry and releases
+// what waited for an operation a previous leader logged.
+func (x *Replica) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kvstore.Result) {
+	x.parked.Release(index, func(from wire.NodeID, req *wire.Request) { r.Reply(from, weakRead(r, &req.Op)) })
 	waiting, ok := x.held[req.Op.ID]
 	if !ok || !r.IsLeader() {
 		return

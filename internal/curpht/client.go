@@ -10,13 +10,14 @@ import (
 type Client struct {
 	closest Binding
 	cache   *Cache
+	floors  Floors
 }
 
 var _ curp.ClientExtension = (*Client)(nil)
 
 // NewClient returns the client extension; weak reads go to closest.
 func NewClient(closest wire.NodeID) *Client {
-	return &Client{closest: NewBinding(closest), cache: NewCache()}
+	return &Client{closest: NewBinding(closest), cache: NewCache(), floors: make(Floors)}
 }
 
 // SubmitWeak sends a weak write to the leader (to everyone while the leader
@@ -29,6 +30,7 @@ func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
 		if retry {
 			x.closest.Missed(c.Replicas())
 		}
+		p.Req.MinApplied = x.floors.Of(p.Req.Op.ID.Session)
 		p.Targets = []wire.NodeID{x.closest.Replica()}
 	case c.Leader() != 0 && !retry:
 		p.Targets = []wire.NodeID{c.Leader()}
@@ -57,6 +59,7 @@ func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, re
 	}
 	x.closest.Answered(from)
 	x.cache.Observe(rep.Applied)
+	x.floors.Observe(op.ID.Session, rep.Applied)
 	if e, ok := x.cache.Fresher(op.ID.Session, op.Key, rep.Applied); ok {
 		cached := *rep
 		cached.Found, cached.Value, cached.Slot = e.Found, e.Value, e.Version
@@ -92,6 +95,7 @@ func (*Client) AcceptFastPath(*curp.Client, *curp.Pending) protocol.SlowReason {
 // Completed feeds the session's cache with what the operation wrote or read.
 func (x *Client) Completed(_ *curp.Client, p *curp.Pending, done *protocol.Completion) {
 	op := &p.Req.Op
+	x.floors.Observe(op.ID.Session, done.Slot)
 	switch {
 	case op.Kind.IsWrite():
 		x.cache.Put(op.ID.Session, op.Key, Entry{Found: true, Value: op.Value, Version: done.Slot, Seq: op.ID.Seq})

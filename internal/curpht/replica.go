@@ -7,20 +7,27 @@ import (
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
 
-// Replica is CURP-HT's extension of a CURP replica.
-type Replica struct{}
+// Replica is CURP-HT's extension of a CURP replica: it holds the weak
+// reads waiting for the replica to catch up with their session.
+type Replica struct {
+	parked Parked
+}
 
-var _ curp.Extension = Replica{}
+var _ curp.Extension = (*Replica)(nil)
+
+// NewReplica returns the extension for one replica.
+func NewReplica() *Replica { return &Replica{} }
 
 // Weak logs a weak write on the leader and answers a weak read from the
-// applied state.
-func (Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
+// applied state, once that has reached the session's floor.
+func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	op := &req.Op
 	if !op.Kind.IsWrite() {
-		st := r.Store()
-		v, found := st.Read(op.Key)
-		r.Reply(from, &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true,
-			Found: found, Value: v.Value, Slot: v.Slot, Applied: st.Applied()})
+		if r.Store().Applied() < req.MinApplied {
+			x.parked.Park(from, req)
+			return
+		}
+		weakRead(r, from, req)
 		return
 	}
 	if !r.IsLeader() {
@@ -30,15 +37,24 @@ func (Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	r.Propose(from, req)
 }
 
+func weakRead(r *curp.Replica, from wire.NodeID, req *wire.Request) {
+	st := r.Store()
+	v, found := st.Read(req.Op.Key)
+	r.Reply(from, &wire.Reply{Kind: wire.ReplyWeak, ID: req.Op.ID, Ok: true,
+		Found: found, Value: v.Value, Slot: v.Slot, Applied: st.Applied()})
+}
+
 // Conflicts: every unapplied operation on the leader counts, weak writes
 // included, so a strong read behind a pending weak write waits for it.
-func (Replica) Conflicts(*witness.Record, *wire.Op) bool { return true }
+func (*Replica) Conflicts(*witness.Record, *wire.Op) bool { return true }
 
 // Admit: strong operations need no ordering beyond CURP's.
-func (Replica) Admit(*curp.Replica, wire.NodeID, *wire.Request) bool { return true }
+func (*Replica) Admit(*curp.Replica, wire.NodeID, *wire.Request) bool { return true }
 
 // Annotate adds nothing to CURP's replies.
-func (Replica) Annotate(*curp.Replica, *wire.Op, *wire.Reply) {}
+func (*Replica) Annotate(*curp.Replica, *wire.Op, *wire.Reply) {}
 
-// Applied needs no action: the leader answers weak writes on apply.
-func (Replica) Applied(*curp.Replica, uint64, *wire.Request, kvstore.Result) {}
+// Applied answers the weak reads that waited for this entry.
+func (x *Replica) Applied(r *curp.Replica, index uint64, _ *wire.Request, _ kvstore.Result) {
+	x.parked.Release(index, func(from wire.NodeID, req *wire.Request) { weakRead(r, from, req) })
+}

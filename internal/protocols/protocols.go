@@ -56,7 +56,7 @@ var all = []Protocol{
 	{
 		Name: "curp-ht",
 		NewReplica: func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
-			return curp.NewReplica(cfg, curp.Options{MaxBatch: o.MaxBatch, Logger: o.Logger, Extension: curpht.Replica{}})
+			return curp.NewReplica(cfg, curp.Options{MaxBatch: o.MaxBatch, Logger: o.Logger, Extension: curpht.NewReplica()})
 		},
 		NewClient: func(o ClientOptions) protocol.Client {
 			return curp.NewClient(curp.ClientConfig{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks,

@@ -162,3 +162,25 @@ func TestUncommittedWeakWriteInvisibleToOthers(t *testing.T) {
 		require.Equal(t, "a", string(other.Value))
 	})
 }
+
+// TestWeakReadSeesStrongOrderPast is the regression test for a causal
+// visibility bug the checker found: a strong write by another session
+// precedes (in the strong order) this session's strong operation, so it is
+// in the causal past of the session's next weak read, even on another key
+// and even from a lagging replica.
+func TestWeakReadSeesStrongOrderPast(t *testing.T) {
+	forSizes(t, hybrid, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 8, sim.Network{})
+		f := c.follower()
+		c.Partition([]wire.NodeID{c.Leader()}, []wire.NodeID{f})
+		a, b := c.AddClient(siteOf(f)), c.AddClient(siteOf(c.Leader()))
+		c.put(b, 2, key, "theirs", wire.Strong)
+		c.put(a, 1, key+1, "mine", wire.Strong)
+		id := c.Submit(a, 1, wire.Op{Kind: wire.Get, Key: key, Level: wire.Weak})
+		c.RunFor(200 * time.Millisecond)
+		c.Heal()
+		require.True(t, c.RunUntil(func() bool { _, ok := c.done[id]; return ok }, 10*time.Second))
+		got := c.done[id]
+		require.Equal(t, "theirs", string(got.Value), "the weak read missed a write in its causal past")
+	})
+}

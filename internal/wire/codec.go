@@ -258,6 +258,7 @@ func (r *Request) appendPayload(b []byte) []byte {
 	b = appendOp(b, &r.Op)
 	b = binary.AppendUvarint(b, r.AckedBelow)
 	b = binary.AppendUvarint(b, r.PrevWeak)
+	b = binary.AppendUvarint(b, r.MinApplied)
 	return append(b, byte(r.Flags))
 }
 
@@ -265,6 +266,7 @@ func (r *Request) decode(d *decoder) {
 	d.op(&r.Op)
 	r.AckedBelow = d.uvarint()
 	r.PrevWeak = d.uvarint()
+	r.MinApplied = d.uvarint()
 	r.Flags = RequestFlags(d.byte())
 	if r.Flags&^knownRequestFlags != 0 {
 		// A flag this version does not know would be dropped silently, and

@@ -87,7 +87,11 @@ type Request struct {
 	// PrevWeak is the sequence number of the session's previous weak write
 	// (0 when none), so the leader can log weak writes in session order.
 	PrevWeak uint64
-	Flags    RequestFlags
+	// MinApplied is the highest slot the session has observed: a replica
+	// answers a weak read only from a state that has applied that far, so
+	// the read cannot miss anything in the session's causal past.
+	MinApplied uint64
+	Flags      RequestFlags
 }
 
 // ReplyKind says which step of a protocol a reply answers.
