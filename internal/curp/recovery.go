@@ -13,12 +13,18 @@ type recovery struct {
 	term    uint64
 	replies map[wire.NodeID][]wire.Op
 	ticks   int
+	// witnessed are the records this replica held as a witness when it
+	// became leader; those not replayed leave the pool at the end.
+	witnessed []wire.OpID
 }
 
 func (r *Replica) startRecovery() {
 	_, term := r.Leader()
 	rec := &recovery{term: term, replies: make(map[wire.NodeID][]wire.Op)}
 	rec.replies[r.ID()] = r.pooledOps()
+	for _, op := range rec.replies[r.ID()] {
+		rec.witnessed = append(rec.witnessed, op.ID)
+	}
 	r.recovery = rec
 	r.askPeers(rec)
 	rec.maybeFinish(r)
@@ -87,7 +93,6 @@ func (rec *recovery) maybeFinish(r *Replica) {
 		}
 	}
 	r.recovery = nil
-	r.pool.Clear()
 	for i := range order {
 		op := &order[i]
 		if counts[op.ID] < threshold {
@@ -97,6 +102,16 @@ func (rec *recovery) maybeFinish(r *Replica) {
 			continue
 		}
 		r.Propose(0, &wire.Request{Op: *op})
+	}
+	// The leader's pool holds what it logged and has not applied, plus a
+	// hybrid protocol's pooled weak writes (their clients re-send them
+	// until committed). A strong witness record that was not replayed
+	// belongs to an operation that did not complete on the fast path; kept,
+	// it would block its key until its client retried.
+	for _, id := range rec.witnessed {
+		if rec := r.pool.Get(id); rec != nil && !r.Proposed(id) && !r.weakPath(&rec.Op) {
+			r.pool.Remove(id)
+		}
 	}
 	waiting := r.waiting
 	r.waiting = nil

@@ -52,11 +52,16 @@ func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	}
 }
 
-// weakRead answers from the session's latest pooled write on the key, else
-// from the applied state. ReadDep names the pooled write it returned.
+// weakRead answers from the session's latest pooled earlier weak write on
+// the key, else from the applied state. ReadDep names the pooled write it returned.
 func weakRead(r *curp.Replica, op *wire.Op) *wire.Reply {
+	// Only weak writes the session issued before the read. A later write
+	// is not in the read's causal past. A pending strong write is not
+	// ordered with the session's weak writes (PrevWeak chains weak writes
+	// only): reading it would make a later weak write depend on it while
+	// the leader may log them the other way round.
 	own := r.Pool().Latest(op.Key, func(rec *witness.Record) bool {
-		return rec.Op.ID.Session == op.ID.Session && rec.Op.Kind.IsWrite()
+		return rec.Op.ID.Session == op.ID.Session && rec.Op.ID.Seq < op.ID.Seq && isWeakWrite(rec)
 	})
 	st := r.Store()
 	rep := &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true, Applied: st.Applied()}

@@ -68,6 +68,16 @@ type Completion struct {
 	Reason SlowReason
 }
 
+// FinalSlot is the operation's slot when it is known to be final: a
+// fast-path result carries the slot the leader speculated with, which a new
+// leader's replay may change.
+func (c *Completion) FinalSlot() uint64 {
+	if c.Path == PathFast {
+		return 0
+	}
+	return c.Slot
+}
+
 // SlowReason says why a strong operation left the fast path.
 type SlowReason uint8
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -26,6 +27,9 @@ type Result struct {
 	Paths                map[protocol.Path]int
 	// Latency per completed operation, in virtual time.
 	Latencies []time.Duration
+	// Events is the run's history, on the virtual clock, for the checker.
+	// Operations still open at the end are recorded with unknown outcome.
+	Events []history.Event
 }
 
 type inflight struct {
@@ -71,6 +75,7 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 			return
 		}
 		delete(open, c.ID)
+		res.Events = append(res.Events, historyEvent(f, c, s.now))
 		res.Completed++
 		res.Paths[c.Path]++
 		res.Latencies = append(res.Latencies, s.now-f.start)
@@ -90,6 +95,10 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 	}
 	total := len(w.ClientSites) * w.Sessions * w.Ops
 	s.RunUntil(func() bool { return dupErr != nil || res.Completed == total }, limit)
+	for _, f := range open {
+		res.Events = append(res.Events, history.Event{Session: f.op.ID.Session, Seq: f.op.ID.Seq,
+			Level: f.op.Level, Kind: f.op.Kind, Key: f.op.Key, Value: f.op.Value, Invoke: int64(f.start)})
+	}
 	if dupErr != nil {
 		return res, dupErr
 	}
@@ -119,4 +128,16 @@ func (s *Sim) Converged(limit time.Duration) (bool, []protocol.Status) {
 		return true
 	}, limit)
 	return ok, sts
+}
+
+// historyEvent turns a completion into a history event.
+func historyEvent(f inflight, c protocol.Completion, now time.Duration) history.Event {
+	e := history.Event{Session: c.ID.Session, Seq: c.ID.Seq, Level: f.op.Level, Kind: f.op.Kind,
+		Key: f.op.Key, Invoke: int64(f.start), Return: int64(now), Outcome: history.OK, Slot: c.FinalSlot()}
+	if f.op.Kind.IsWrite() {
+		e.Value = f.op.Value
+	} else {
+		e.Found, e.Value = c.Found, c.Value
+	}
+	return e
 }

@@ -1,0 +1,186 @@
+package protocols_test
+
+import (
+	"flag"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"go.etcd.io/raft/v3"
+
+	"github.com/hybridkv/hybridkv/internal/checker"
+	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/curpht"
+	"github.com/hybridkv/hybridkv/internal/history"
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/protocols"
+	"github.com/hybridkv/hybridkv/internal/sim"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+var long = flag.Bool("long", false, "run thousands of checked simulation seeds")
+
+// mutation breaks a protocol on purpose, to show the checker notices.
+type mutation struct {
+	replica   func(protocol.Replica) protocol.Replica
+	newClient func(protocols.ClientOptions) protocol.Client
+}
+
+// checkedRun runs a mixed workload on few keys under jitter, loss and
+// duplication, records its history on the virtual clock, and checks it.
+func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) checker.Result {
+	t.Helper()
+	p, err := protocols.Lookup(name)
+	require.NoError(t, err)
+	s, err := sim.New(sim.Config{
+		Seed: seed, Replicas: n, BatchDelay: 200 * time.Microsecond,
+		Network: sim.Network{OneWay: wan(n, 25*time.Millisecond), Jitter: 10 * time.Millisecond, Drop: 0.01, Duplicate: 0.01},
+		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
+			r, err := p.NewReplica(cfg, protocols.ReplicaOptions{})
+			if err == nil && m.replica != nil {
+				r = m.replica(r)
+			}
+			return r, err
+		},
+		NewClient: func(id wire.NodeID, replicas []wire.NodeID, site uint32) protocol.Client {
+			o := protocols.ClientOptions{ID: id, Replicas: replicas, Closest: wire.NodeID(site + 1), RetryTicks: 20}
+			if m.newClient != nil {
+				return m.newClient(o)
+			}
+			return p.NewClient(o)
+		},
+	})
+	require.NoError(t, err)
+	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second), "seed %d: no leader", seed)
+	sites := make([]uint32, n)
+	for i := range sites {
+		sites[i] = uint32(i)
+	}
+	res, err := s.RunWorkload(sim.Workload{ClientSites: sites, Sessions: 2, Ops: 30, Pipeline: 2,
+		Keys: 6, WriteRatio: 0.4, WeakRatio: 0.5}, 5*time.Minute)
+	require.NoError(t, err, "seed %d", seed)
+	ok, sts := s.Converged(30 * time.Second)
+	require.True(t, ok, "seed %d: replicas diverged", seed)
+	f := &history.File{Events: res.Events}
+	for _, st := range sts {
+		f.Replicas = append(f.Replicas, history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
+	}
+	return checker.Check(f, checker.Options{HOEarlyVisibility: name == "curp-ho"})
+}
+
+// TestCheckedSimulation: many seeds per protocol, every history checked.
+func TestCheckedSimulation(t *testing.T) {
+	seeds := uint64(200)
+	if *long {
+		seeds = 3000
+	} else if testing.Short() {
+		seeds = 20
+	}
+	for _, name := range protocols.Names() {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			for seed := uint64(1); seed <= seeds; seed++ {
+				n := 3
+				if seed%4 == 0 {
+					n = 5
+				}
+				res := checkedRun(t, name, n, seed, mutation{})
+				require.NoError(t, res.Err, "seed %d", seed)
+				require.True(t, res.Clean(), "seed %d (n=%d): %v", seed, n, res.Violations)
+			}
+			t.Logf("%d seeds checked clean in %v", seeds, time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// TestCheckerCatchesMutations breaks each protocol in a way its guarantees
+// forbid and expects the checker to report it within a few seeds.
+func TestCheckerCatchesMutations(t *testing.T) {
+	cases := []struct {
+		name, protocol string
+		mutation       mutation
+	}{
+		{"conflict detection off: witnesses and leader always ok", "curp", mutation{replica: alwaysOk}},
+		{"CURP-HT client ignores its cache and session floor", "curp-ht", mutation{newClient: forgetfulHT}},
+		{"CURP-HO bound replica ignores the session's pending writes", "curp-ho", mutation{replica: forgetOwnWrites}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := uint64(1); seed <= 30; seed++ {
+				res := checkedRun(t, tc.protocol, 3, seed, tc.mutation)
+				if !res.Clean() {
+					t.Logf("caught at seed %d: %v", seed, res.Violations[0].Property)
+					return
+				}
+			}
+			t.Fatalf("30 seeds of %s with %q checked clean", tc.protocol, tc.name)
+		})
+	}
+}
+
+// replicaHook rewrites a replica core's output; it remembers the keys of
+// the weak reads it received, which replies do not carry.
+type replicaHook struct {
+	protocol.Replica
+	rewrite  func(h *replicaHook, env *wire.Envelope)
+	readKeys map[wire.OpID]uint64
+}
+
+func hook(r protocol.Replica, rewrite func(*replicaHook, *wire.Envelope)) protocol.Replica {
+	return &replicaHook{Replica: r, rewrite: rewrite, readKeys: map[wire.OpID]uint64{}}
+}
+
+func (h *replicaHook) Step(from wire.NodeID, m wire.Message) {
+	if req, ok := m.(*wire.Request); ok && !req.Op.Kind.IsWrite() {
+		h.readKeys[req.Op.ID] = req.Op.Key
+	}
+	h.Replica.Step(from, m)
+}
+
+func (h *replicaHook) Ready() []wire.Envelope {
+	envs := h.Replica.Ready()
+	for i := range envs {
+		h.rewrite(h, &envs[i])
+	}
+	return envs
+}
+
+// RaftStorage keeps the simulator's crash and restart working.
+func (h *replicaHook) RaftStorage() *raft.MemoryStorage {
+	return h.Replica.(interface{ RaftStorage() *raft.MemoryStorage }).RaftStorage()
+}
+
+// alwaysOk makes witnesses and the leader accept every operation; a
+// speculative reply to a read it should have refused carries no value.
+func alwaysOk(r protocol.Replica) protocol.Replica {
+	return hook(r, func(_ *replicaHook, env *wire.Envelope) {
+		if rep, ok := env.Msg.(*wire.Reply); ok && (rep.Kind == wire.ReplyWitness || rep.Kind == wire.ReplySpeculative) {
+			rep.Ok = true
+		}
+	})
+}
+
+// forgetOwnWrites makes a CURP-HO replica answer a weak read from its
+// applied state even when the session has a pending write on the key.
+func forgetOwnWrites(r protocol.Replica) protocol.Replica {
+	return hook(r, func(h *replicaHook, env *wire.Envelope) {
+		rep, ok := env.Msg.(*wire.Reply)
+		if !ok || rep.Kind != wire.ReplyWeak || rep.ReadDep.IsZero() {
+			return
+		}
+		v, found := r.(interface{ Read(uint64) ([]byte, bool) }).Read(h.readKeys[rep.ID])
+		rep.Found, rep.Value, rep.ReadDep = found, v, wire.OpID{}
+	})
+}
+
+// forgetfulHT is a CURP-HT client whose sessions remember nothing of what
+// they wrote or read: no cache entries and no floor from completions.
+func forgetfulHT(o protocols.ClientOptions) protocol.Client {
+	return curp.NewClient(curp.ClientConfig{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks,
+		Extension: forgetful{curpht.NewClient(o.Closest)}})
+}
+
+type forgetful struct{ *curpht.Client }
+
+func (forgetful) Completed(*curp.Client, *curp.Pending, *protocol.Completion) {}
