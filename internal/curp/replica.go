@@ -38,6 +38,8 @@ type Extension interface {
 	Admit(r *Replica, from wire.NodeID, req *wire.Request) bool
 	// Applied runs after the replica applied a logged operation.
 	Applied(r *Replica, index uint64, req *wire.Request, res kvstore.Result)
+	// Appended runs for every entry added to this replica's log.
+	Appended(r *Replica, index uint64, req *wire.Request)
 }
 
 // Replica is a CURP replica core: the shared replicated state machine plus
@@ -94,7 +96,13 @@ func (h *hooks) Message(from wire.NodeID, m wire.Message) {
 	}
 }
 
-func (h *hooks) Appended(index uint64, req *wire.Request) { (*Replica)(h).appended(index, req) }
+func (h *hooks) Appended(index uint64, req *wire.Request) {
+	r := (*Replica)(h)
+	r.appended(index, req)
+	if r.ext != nil {
+		r.ext.Appended(r, index, req)
+	}
+}
 
 func (h *hooks) Applied(index uint64, req *wire.Request, res kvstore.Result, reply *wire.Reply) {
 	r := (*Replica)(h)

@@ -14,9 +14,8 @@ import (
 // operations waiting for their session's previous weak write to be logged.
 type Replica struct {
 	held map[wire.OpID][]heldRequest // keyed by the weak write they wait for
-	// parked holds weak reads waiting for the replica to reach their
-	// session's floor.
-	parked curpht.Parked
+	// reads answers weak reads once the replica reflects their floor.
+	reads *curpht.Reads
 }
 
 type heldRequest struct {
@@ -27,19 +26,17 @@ type heldRequest struct {
 var _ curp.Extension = (*Replica)(nil)
 
 // NewReplica returns the extension for one replica.
-func NewReplica() *Replica { return &Replica{held: make(map[wire.OpID][]heldRequest)} }
+func NewReplica() *Replica {
+	return &Replica{held: make(map[wire.OpID][]heldRequest), reads: curpht.NewReads()}
+}
 
 // Weak pools a weak write everywhere, acknowledges it from the bound
 // replica and logs it on the leader; the bound replica answers weak reads.
 func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	op := &req.Op
 	if !op.Kind.IsWrite() {
-		switch {
-		case req.Flags&wire.FlagReplyWanted == 0:
-		case r.Store().Applied() < req.MinApplied:
-			x.parked.Park(from, req)
-		default:
-			r.Reply(from, weakRead(r, op))
+		if req.Flags&wire.FlagReplyWanted != 0 {
+			x.reads.Serve(from, req, r.Store().Applied(), x.answer(r))
 		}
 		return
 	}
@@ -142,7 +139,8 @@ func isWeakWrite(rec *witness.Record) bool {
 // Applied answers the weak reads that waited for this entry and releases
 // what waited for an operation a previous leader logged.
 func (x *Replica) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kvstore.Result) {
-	x.parked.Release(index, func(from wire.NodeID, req *wire.Request) { r.Reply(from, weakRead(r, &req.Op)) })
+	x.reads.Applied(index, &req.Op)
+	x.reads.Release(index, x.answer(r))
 	waiting, ok := x.held[req.Op.ID]
 	if !ok || !r.IsLeader() {
 		return
@@ -151,4 +149,14 @@ func (x *Replica) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kv
 	for _, h := range waiting {
 		x.propose(r, h.from, h.req)
 	}
+}
+
+func (x *Replica) answer(r *curp.Replica) func(wire.NodeID, *wire.Request) {
+	return func(from wire.NodeID, req *wire.Request) { r.Reply(from, weakRead(r, &req.Op)) }
+}
+
+// Appended lets waiting weak reads go once the log reaches their floor.
+func (x *Replica) Appended(r *curp.Replica, index uint64, req *wire.Request) {
+	x.reads.Appended(index, &req.Op)
+	x.reads.Release(r.Store().Applied(), x.answer(r))
 }

@@ -10,24 +10,20 @@ import (
 // Replica is CURP-HT's extension of a CURP replica: it holds the weak
 // reads waiting for the replica to catch up with their session.
 type Replica struct {
-	parked Parked
+	reads *Reads
 }
 
 var _ curp.Extension = (*Replica)(nil)
 
 // NewReplica returns the extension for one replica.
-func NewReplica() *Replica { return &Replica{} }
+func NewReplica() *Replica { return &Replica{reads: NewReads()} }
 
 // Weak logs a weak write on the leader and answers a weak read from the
 // applied state, once that has reached the session's floor.
 func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	op := &req.Op
 	if !op.Kind.IsWrite() {
-		if r.Store().Applied() < req.MinApplied {
-			x.parked.Park(from, req)
-			return
-		}
-		weakRead(r, from, req)
+		x.reads.Serve(from, req, r.Store().Applied(), func(from wire.NodeID, req *wire.Request) { weakRead(r, from, req) })
 		return
 	}
 	if !r.IsLeader() {
@@ -55,6 +51,13 @@ func (*Replica) Admit(*curp.Replica, wire.NodeID, *wire.Request) bool { return t
 func (*Replica) Annotate(*curp.Replica, *wire.Op, *wire.Reply) {}
 
 // Applied answers the weak reads that waited for this entry.
-func (x *Replica) Applied(r *curp.Replica, index uint64, _ *wire.Request, _ kvstore.Result) {
-	x.parked.Release(index, func(from wire.NodeID, req *wire.Request) { weakRead(r, from, req) })
+func (x *Replica) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kvstore.Result) {
+	x.reads.Applied(index, &req.Op)
+	x.reads.Release(index, func(from wire.NodeID, req *wire.Request) { weakRead(r, from, req) })
+}
+
+// Appended lets waiting weak reads go once the log reaches their floor.
+func (x *Replica) Appended(r *curp.Replica, index uint64, req *wire.Request) {
+	x.reads.Appended(index, &req.Op)
+	x.reads.Release(r.Store().Applied(), func(from wire.NodeID, req *wire.Request) { weakRead(r, from, req) })
 }
