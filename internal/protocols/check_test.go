@@ -17,6 +17,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/protocols"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
+	"github.com/hybridkv/hybridkv/internal/witness"
 )
 
 var long = flag.Bool("long", false, "run thousands of checked simulation seeds")
@@ -25,6 +26,9 @@ var long = flag.Bool("long", false, "run thousands of checked simulation seeds")
 type mutation struct {
 	replica   func(protocol.Replica) protocol.Replica
 	newClient func(protocols.ClientOptions) protocol.Client
+	// crashAt, when set, crashes the leader at that virtual time and
+	// restarts it a second later.
+	crashAt time.Duration
 }
 
 // checkedRun runs a mixed workload on few keys under jitter, loss and
@@ -56,6 +60,16 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	sites := make([]uint32, n)
 	for i := range sites {
 		sites[i] = uint32(i)
+	}
+	if m.crashAt > 0 {
+		s.At(m.crashAt, func() {
+			leader := s.Leader()
+			if leader == 0 { // between leaders: crash any replica
+				leader = s.Replicas()[0]
+			}
+			s.Crash(leader)
+			s.At(s.Now()+time.Second, func() { require.NoError(t, s.Restart(leader)) })
+		})
 	}
 	res, err := s.RunWorkload(sim.Workload{ClientSites: sites, Sessions: 2, Ops: 30, Pipeline: 2,
 		Keys: 6, WriteRatio: 0.4, WeakRatio: 0.5}, 5*time.Minute)
@@ -94,6 +108,26 @@ func TestCheckedSimulation(t *testing.T) {
 	}
 }
 
+// TestCheckedLeaderCrash crashes the leader mid-run (restarting it a
+// second later) and checks the whole history, for every protocol, N = 3
+// and 5.
+func TestCheckedLeaderCrash(t *testing.T) {
+	seeds := uint64(20)
+	if *long {
+		seeds = 500
+	}
+	for _, name := range protocols.Names() {
+		t.Run(name, func(t *testing.T) {
+			for seed := uint64(1); seed <= seeds; seed++ {
+				n := 3 + 2*int(seed%2)
+				res := checkedRun(t, name, n, seed, mutation{crashAt: 500 * time.Millisecond})
+				require.NoError(t, res.Err, "seed %d", seed)
+				require.True(t, res.Clean(), "seed %d (n=%d): %v", seed, n, res.Violations)
+			}
+		})
+	}
+}
+
 // TestCheckerCatchesMutations breaks each protocol in a way its guarantees
 // forbid and expects the checker to report it within a few seeds.
 func TestCheckerCatchesMutations(t *testing.T) {
@@ -104,6 +138,7 @@ func TestCheckerCatchesMutations(t *testing.T) {
 		{"conflict detection off: witnesses and leader always ok", "curp", mutation{replica: alwaysOk}},
 		{"CURP-HT client ignores its cache and session floor", "curp-ht", mutation{newClient: forgetfulHT}},
 		{"CURP-HO bound replica ignores the session's pending writes", "curp-ho", mutation{replica: forgetOwnWrites}},
+		{"CURP-HO bound replica serves other sessions' pending writes", "curp-ho", mutation{replica: leakPendingWrites}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -171,6 +206,27 @@ func forgetOwnWrites(r protocol.Replica) protocol.Replica {
 		}
 		v, found := r.(interface{ Read(uint64) ([]byte, bool) }).Read(h.readKeys[rep.ID])
 		rep.Found, rep.Value, rep.ReadDep = found, v, wire.OpID{}
+	})
+}
+
+// leakPendingWrites makes a CURP-HO replica answer a weak read with the
+// latest pending weak write on the key from any session.
+func leakPendingWrites(r protocol.Replica) protocol.Replica {
+	pool := r.(*curp.Replica).Pool()
+	return hook(r, func(h *replicaHook, env *wire.Envelope) {
+		rep, ok := env.Msg.(*wire.Reply)
+		if !ok || rep.Kind != wire.ReplyWeak || !rep.ReadDep.IsZero() {
+			return
+		}
+		key, isRead := h.readKeys[rep.ID]
+		if !isRead {
+			return
+		}
+		if w := pool.Latest(key, func(rec *witness.Record) bool {
+			return rec.Op.Level == wire.Weak && rec.Op.Kind.IsWrite()
+		}); w != nil {
+			rep.Found, rep.Value, rep.ReadDep = true, w.Op.Value, w.Op.ID
+		}
 	})
 }
 

@@ -12,6 +12,7 @@ const (
 	evDeliver eventKind = iota
 	evTick
 	evFlush
+	evCall
 )
 
 type event struct {
@@ -22,6 +23,7 @@ type event struct {
 	gen     int
 	from    wire.NodeID
 	payload []byte
+	call    func()
 }
 
 type eventHeap []*event

@@ -242,6 +242,10 @@ func (s *Sim) RunUntil(cond func() bool, d time.Duration) bool {
 }
 
 func (s *Sim) handle(e *event) {
+	if e.kind == evCall {
+		e.call()
+		return
+	}
 	n := s.nodes[e.node]
 	if n == nil || !n.up {
 		return
@@ -350,4 +354,9 @@ func (s *Sim) scheduleAt(at time.Duration, e *event) {
 	s.seq++
 	e.at, e.seq = at, s.seq
 	heap.Push(&s.events, e)
+}
+
+// At runs fn at virtual time at (now, if at has passed), between events.
+func (s *Sim) At(at time.Duration, fn func()) {
+	s.scheduleAt(max(at, s.now), &event{kind: evCall, call: fn})
 }
