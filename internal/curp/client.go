@@ -1,7 +1,6 @@
 package curp
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/hybridkv/hybridkv/internal/protocol"
@@ -53,9 +52,7 @@ type Client struct {
 
 	sessions *sessions.Table
 	pending  map[wire.OpID]*Pending
-
-	out  []wire.Envelope
-	done []protocol.Completion
+	protocol.Outbox
 }
 
 // Pending is an operation in flight.
@@ -120,14 +117,12 @@ func (c *Client) Submit(sess uint64, op wire.Op) wire.OpID {
 
 func (c *Client) sendTo(targets []wire.NodeID, req *wire.Request) {
 	for _, r := range targets {
-		c.out = append(c.out, wire.Envelope{To: r, Msg: req})
+		c.Outbox.Send(r, req)
 	}
 }
 
 // Send queues req for replica to.
-func (c *Client) Send(to wire.NodeID, req *wire.Request) {
-	c.out = append(c.out, wire.Envelope{To: to, Msg: req})
-}
+func (c *Client) Send(to wire.NodeID, req *wire.Request) { c.Outbox.Send(to, req) }
 
 // Replicas returns every replica.
 func (c *Client) Replicas() []wire.NodeID { return c.replicas }
@@ -154,7 +149,7 @@ func (c *Client) Tick() {
 			due = append(due, p)
 		}
 	}
-	slices.SortFunc(due, func(a, b *Pending) int { return compareOpID(a.Req.Op.ID, b.Req.Op.ID) })
+	slices.SortFunc(due, func(a, b *Pending) int { return a.Req.Op.ID.Compare(b.Req.Op.ID) })
 	for _, p := range due {
 		if p.Req.Op.Level == wire.Weak && c.ext != nil {
 			// The weak path picks its own targets, which may have moved.
@@ -281,26 +276,8 @@ func (c *Client) Complete(p *Pending, rep *wire.Reply, path protocol.Path) {
 	if c.ext != nil {
 		c.ext.Completed(c, p, &done)
 	}
-	c.done = append(c.done, done)
-}
-
-// Ready implements protocol.Client.
-func (c *Client) Ready() ([]wire.Envelope, []protocol.Completion) { return c.out, c.done }
-
-// Advance implements protocol.Client.
-func (c *Client) Advance() {
-	clear(c.out)
-	c.out = c.out[:0]
-	clear(c.done)
-	c.done = c.done[:0]
+	c.Finish(done)
 }
 
 // Pending returns the number of operations in flight.
 func (c *Client) Pending() int { return len(c.pending) }
-
-func compareOpID(a, b wire.OpID) int {
-	if c := cmp.Compare(a.Session, b.Session); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Seq, b.Seq)
-}

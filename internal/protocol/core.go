@@ -169,3 +169,29 @@ type Client interface {
 	Ready() ([]wire.Envelope, []Completion)
 	Advance()
 }
+
+// Outbox is what a client core has produced since the driver last took
+// it: embedding it gives a core its Ready and Advance.
+type Outbox struct {
+	out  []wire.Envelope
+	done []Completion
+}
+
+// Send queues a message.
+func (o *Outbox) Send(to wire.NodeID, m wire.Message) {
+	o.out = append(o.out, wire.Envelope{To: to, Msg: m})
+}
+
+// Finish queues a completion.
+func (o *Outbox) Finish(c Completion) { o.done = append(o.done, c) }
+
+// Ready implements Client.
+func (o *Outbox) Ready() ([]wire.Envelope, []Completion) { return o.out, o.done }
+
+// Advance implements Client.
+func (o *Outbox) Advance() {
+	clear(o.out)
+	o.out = o.out[:0]
+	clear(o.done)
+	o.done = o.done[:0]
+}

@@ -1,7 +1,6 @@
 package raftkv
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/hybridkv/hybridkv/internal/protocol"
@@ -19,8 +18,7 @@ type Client struct {
 	guess    int
 	sessions *sessions.Table
 	pending  map[wire.OpID]*pending
-	out      []wire.Envelope
-	done     []protocol.Completion
+	protocol.Outbox
 }
 
 type pending struct {
@@ -50,7 +48,7 @@ func (c *Client) send(req *wire.Request) {
 	if to == 0 {
 		to = c.replicas[c.guess%len(c.replicas)]
 	}
-	c.out = append(c.out, wire.Envelope{To: to, Msg: req})
+	c.Send(to, req)
 }
 
 // Cancel implements protocol.Client.
@@ -107,7 +105,7 @@ func (c *Client) complete(p *pending, rep *wire.Reply) {
 	id := p.req.Op.ID
 	delete(c.pending, id)
 	c.sessions.Finish(id)
-	c.done = append(c.done, protocol.Completion{ID: id, Op: p.req.Op,
+	c.Finish(protocol.Completion{ID: id, Op: p.req.Op,
 		Found: rep.Found, Value: rep.Value, Slot: rep.Slot, Path: protocol.PathLog})
 }
 
@@ -128,26 +126,13 @@ func (c *Client) Tick() {
 	}
 	c.leader = 0
 	c.guess++
-	slices.SortFunc(due, func(a, b *pending) int {
-		return cmp.Or(cmp.Compare(a.req.Op.ID.Session, b.req.Op.ID.Session), cmp.Compare(a.req.Op.ID.Seq, b.req.Op.ID.Seq))
-	})
+	slices.SortFunc(due, func(a, b *pending) int { return a.req.Op.ID.Compare(b.req.Op.ID) })
 	for _, p := range due {
 		retry := p.req
 		retry.Flags |= wire.FlagRetry
 		retry.AckedBelow = c.sessions.AckedBelow(retry.Op.ID.Session)
 		c.send(&retry)
 	}
-}
-
-// Ready implements protocol.Client.
-func (c *Client) Ready() ([]wire.Envelope, []protocol.Completion) { return c.out, c.done }
-
-// Advance implements protocol.Client.
-func (c *Client) Advance() {
-	clear(c.out)
-	c.out = c.out[:0]
-	clear(c.done)
-	c.done = c.done[:0]
 }
 
 // Leader returns the leader the client believes in, or 0.

@@ -1,6 +1,9 @@
 package wire
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+)
 
 // NodeID names a process: replicas are 1..N (raft IDs), clients use IDs at or
 // above [FirstClientID].
@@ -77,4 +80,12 @@ type Op struct {
 // one a write.
 func (o *Op) Conflicts(p *Op) bool {
 	return o.Key == p.Key && (o.Kind.IsWrite() || p.Kind.IsWrite())
+}
+
+// Compare orders identities by session, then sequence number.
+func (id OpID) Compare(o OpID) int {
+	if c := cmp.Compare(id.Session, o.Session); c != 0 {
+		return c
+	}
+	return cmp.Compare(id.Seq, o.Seq)
 }
