@@ -278,6 +278,3 @@ func (c *Client) Complete(p *Pending, rep *wire.Reply, path protocol.Path) {
 	}
 	c.Finish(done)
 }
-
-// Pending returns the number of operations in flight.
-func (c *Client) Pending() int { return len(c.pending) }

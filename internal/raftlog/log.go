@@ -225,9 +225,6 @@ func (l *Log) Propose(data [][]byte) error {
 	return err
 }
 
-// HasReady reports whether Ready has work to do.
-func (l *Log) HasReady() bool { return l.rn.HasReady() }
-
 // Ready persists, sends and applies everything raft has ready, reporting it
 // to h. Storage is in memory, so entries are durable before any message that
 // acknowledges them is sent.

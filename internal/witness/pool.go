@@ -121,10 +121,3 @@ func (p *Pool) Each(fn func(*Record)) {
 		fn(r)
 	}
 }
-
-// Clear empties the pool.
-func (p *Pool) Clear() {
-	clear(p.byKey)
-	clear(p.byID)
-	clear(p.bySession)
-}

@@ -1,0 +1,75 @@
+package kvstore
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+func put(sess, seq, key uint64, v string) *wire.Op {
+	return &wire.Op{ID: wire.OpID{Session: sess, Seq: seq}, Kind: wire.Put, Key: key, Value: []byte(v)}
+}
+
+func get(sess, seq, key uint64) *wire.Op {
+	return &wire.Op{ID: wire.OpID{Session: sess, Seq: seq}, Kind: wire.Get, Key: key}
+}
+
+func TestApplyOnce(t *testing.T) {
+	s := New()
+	_, dup := s.Apply(1, put(7, 1, 9, "a"), 0)
+	require.False(t, dup)
+	s.Apply(2, put(8, 1, 9, "b"), 0)
+	res, dup := s.Apply(3, put(7, 1, 9, "a"), 0)
+	require.True(t, dup, "a retry is not applied again")
+	require.Equal(t, uint64(1), res.Slot, "it is answered from the session table")
+	v, _ := s.Read(9)
+	require.Equal(t, "b", string(v.Value))
+	require.Equal(t, uint64(3), s.Applied())
+}
+
+func TestForgetAcknowledged(t *testing.T) {
+	s := New()
+	s.Apply(1, put(7, 1, 9, "a"), 0)
+	s.Apply(2, get(7, 2, 9), 2) // the client saw seq 1 complete
+	_, outcome := s.Lookup(wire.OpID{Session: 7, Seq: 1})
+	require.Equal(t, Forgotten, outcome)
+	_, dup := s.Apply(3, put(7, 1, 9, "late"), 2)
+	require.True(t, dup, "a forgotten operation arriving late is skipped everywhere")
+	v, _ := s.Read(9)
+	require.Equal(t, "a", string(v.Value))
+	res, outcome := s.Lookup(wire.OpID{Session: 7, Seq: 2})
+	require.Equal(t, Applied, outcome)
+	require.True(t, res.Found)
+}
+
+func TestDigestIgnoresOrder(t *testing.T) {
+	a, b := New(), New()
+	a.Apply(1, put(1, 1, 1, "x"), 0)
+	a.Apply(2, put(1, 2, 2, "y"), 0)
+	b.Apply(1, put(1, 2, 2, "y"), 0)
+	b.Apply(2, put(1, 1, 1, "x"), 0)
+	require.Equal(t, a.Digest(), b.Digest())
+	b.Apply(3, put(1, 3, 2, "z"), 0)
+	require.NotEqual(t, a.Digest(), b.Digest())
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	s := New()
+	s.Apply(1, put(7, 1, 9, "a"), 0)
+	s.Apply(2, get(7, 2, 9), 0)
+	s.Apply(3, put(8, 1, 4, ""), 0)
+	r, err := Restore(s.Snapshot())
+	require.NoError(t, err)
+	require.Equal(t, s.Digest(), r.Digest())
+	require.Equal(t, s.Applied(), r.Applied())
+	require.Equal(t, s.Len(), r.Len())
+	_, dup := r.Apply(4, put(7, 1, 9, "a"), 0)
+	require.True(t, dup, "the session table survives the snapshot")
+	snap := s.Snapshot()
+	for i := range snap {
+		_, err := Restore(snap[:i])
+		require.Error(t, err, "prefix %d", i)
+	}
+}

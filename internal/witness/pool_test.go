@@ -1,0 +1,51 @@
+package witness
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+func op(sess, seq, key uint64, kind wire.OpKind) *wire.Op {
+	return &wire.Op{ID: wire.OpID{Session: sess, Seq: seq}, Kind: kind, Key: key}
+}
+
+func TestConflicts(t *testing.T) {
+	p := New()
+	p.Add(op(1, 1, 5, wire.Get))
+	tests := []struct {
+		name string
+		op   *wire.Op
+		want bool
+	}{
+		{"read after read", op(2, 1, 5, wire.Get), false},
+		{"write after read", op(2, 1, 5, wire.Put), true},
+		{"other key", op(2, 1, 6, wire.Put), false},
+		{"itself", op(1, 1, 5, wire.Put), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, p.Conflicting(tc.op, nil) != nil)
+		})
+	}
+	only := func(r *Record) bool { return r.Op.Kind.IsWrite() }
+	require.Nil(t, p.Conflicting(op(2, 1, 5, wire.Put), only), "the filter sees only pooled writes")
+}
+
+func TestLatestAndRemove(t *testing.T) {
+	p := New()
+	p.Add(op(1, 1, 5, wire.Put))
+	p.Add(op(2, 1, 5, wire.Put))
+	p.Add(op(1, 2, 6, wire.Put))
+	require.Equal(t, wire.OpID{Session: 2, Seq: 1}, p.Latest(5, nil).Op.ID)
+	require.True(t, p.Remove(wire.OpID{Session: 2, Seq: 1}))
+	require.False(t, p.Remove(wire.OpID{Session: 2, Seq: 1}))
+	require.Equal(t, wire.OpID{Session: 1, Seq: 1}, p.Latest(5, nil).Op.ID)
+	n := 0
+	p.Session(1, func(*Record) { n++ })
+	require.Equal(t, 2, n)
+	require.Equal(t, 2, p.Len())
+	require.Same(t, p.Get(wire.OpID{Session: 1, Seq: 2}), p.Add(op(1, 2, 6, wire.Put)), "adding twice keeps one record")
+}
