@@ -14,6 +14,8 @@ import (
 type Options struct {
 	// MaxBatch flushes a proposal batch early once it holds this many ops.
 	MaxBatch int
+	// CompactEvery and CompactKeep tune log compaction (see smr.Options).
+	CompactEvery, CompactKeep uint64
 	// RecoveryRetryTicks is how often a recovering leader re-asks the
 	// witnesses that have not answered.
 	RecoveryRetryTicks int
@@ -62,7 +64,8 @@ type queued struct {
 
 // NewReplica builds a CURP replica core.
 func NewReplica(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
-	base, err := smr.New(cfg, smr.Options{MaxBatch: opts.MaxBatch, Logger: opts.Logger})
+	base, err := smr.New(cfg, smr.Options{MaxBatch: opts.MaxBatch, Logger: opts.Logger,
+		CompactEvery: opts.CompactEvery, CompactKeep: opts.CompactKeep})
 	if err != nil {
 		return nil, err
 	}
