@@ -175,7 +175,7 @@ func (l *loop) record(c *call, done *protocol.Completion) {
 		e.Value = c.op.Value
 	}
 	if done != nil {
-		e.Return, e.Outcome, e.Slot = h.Now(), history.OK, done.Slot
+		e.Return, e.Outcome, e.Slot = h.Now(), history.OK, done.FinalSlot()
 		if !c.op.Kind.IsWrite() {
 			e.Found, e.Value = done.Found, done.Value
 		}
