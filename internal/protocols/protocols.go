@@ -43,36 +43,13 @@ type Protocol struct {
 }
 
 var all = []Protocol{
-	{
-		Name: "curp",
-		NewReplica: func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
-			return curp.NewReplica(cfg, curp.Options{MaxBatch: o.MaxBatch, Logger: o.Logger})
-		},
-		NewClient: func(o ClientOptions) protocol.Client {
-			return curp.NewClient(curp.ClientConfig{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks})
-		},
-		WeakAsStrong: true,
-	},
-	{
-		Name: "curp-ht",
-		NewReplica: func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
-			return curp.NewReplica(cfg, curp.Options{MaxBatch: o.MaxBatch, Logger: o.Logger, Extension: curpht.NewReplica()})
-		},
-		NewClient: func(o ClientOptions) protocol.Client {
-			return curp.NewClient(curp.ClientConfig{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks,
-				Extension: curpht.NewClient(o.closest())})
-		},
-	},
-	{
-		Name: "curp-ho",
-		NewReplica: func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
-			return curp.NewReplica(cfg, curp.Options{MaxBatch: o.MaxBatch, Logger: o.Logger, Extension: curpho.NewReplica()})
-		},
-		NewClient: func(o ClientOptions) protocol.Client {
-			return curp.NewClient(curp.ClientConfig{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks,
-				Extension: curpho.NewClient(o.closest())})
-		},
-	},
+	curpFamily("curp", nil, nil),
+	curpFamily("curp-ht",
+		func() curp.Extension { return curpht.NewReplica() },
+		func(closest wire.NodeID) curp.ClientExtension { return curpht.NewClient(closest) }),
+	curpFamily("curp-ho",
+		func() curp.Extension { return curpho.NewReplica() },
+		func(closest wire.NodeID) curp.ClientExtension { return curpho.NewClient(closest) }),
 	{
 		Name: "raft",
 		NewReplica: func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
@@ -83,6 +60,29 @@ var all = []Protocol{
 		},
 		WeakAsStrong: true,
 	},
+}
+
+// curpFamily builds CURP with a hybrid protocol's extensions plugged in;
+// without them it is plain CURP, which serves weak operations as strong.
+func curpFamily(name string, replica func() curp.Extension, client func(closest wire.NodeID) curp.ClientExtension) Protocol {
+	return Protocol{
+		Name: name,
+		NewReplica: func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
+			opts := curp.Options{MaxBatch: o.MaxBatch, Logger: o.Logger}
+			if replica != nil {
+				opts.Extension = replica()
+			}
+			return curp.NewReplica(cfg, opts)
+		},
+		NewClient: func(o ClientOptions) protocol.Client {
+			cfg := curp.ClientConfig{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks}
+			if client != nil {
+				cfg.Extension = client(o.closest())
+			}
+			return curp.NewClient(cfg)
+		},
+		WeakAsStrong: replica == nil,
+	}
 }
 
 // closest falls back to the first replica when the client's site has none.
