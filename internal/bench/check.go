@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -29,7 +30,7 @@ func (v *Verdict) Summary() string {
 	case r.Err != nil:
 		return fmt.Sprintf("check: history of %d operations could not be checked: %v", v.Events, r.Err)
 	case r.Clean():
-		props := slices.Sorted(mapKeys(r.Checked))
+		props := slices.Sorted(maps.Keys(r.Checked))
 		return fmt.Sprintf("check: clean — %d operations, properties %s, checked in %v (history %s)",
 			v.Events, strings.Join(props, " "), r.Duration.Round(time.Millisecond), v.HistoryPath)
 	}
@@ -38,16 +39,6 @@ func (v *Verdict) Summary() string {
 		n += k
 	}
 	return fmt.Sprintf("check: %d VIOLATIONS in %d operations (history %s)", n, v.Events, v.HistoryPath)
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // check writes the run's history with the replicas' final states and runs

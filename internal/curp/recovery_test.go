@@ -15,8 +15,8 @@ import (
 // TestSimDeterministic: one seed, one run.
 func TestSimDeterministic(t *testing.T) {
 	run := func() (sim.Stats, time.Duration, map[protocol.Path]int) {
-		s := newSim(t, 42, 3, sim.Network{OneWay: wan(3, 5*time.Millisecond), Jitter: 3 * time.Millisecond, Drop: 0.02})
-		res, err := s.RunWorkload(sim.Workload{ClientSites: sites(3), Sessions: 2, Ops: 200, Pipeline: 3, Keys: 20, WriteRatio: 0.5}, time.Minute)
+		s := newSim(t, 42, 3, sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond), Jitter: 3 * time.Millisecond, Drop: 0.02})
+		res, err := s.RunWorkload(sim.Workload{ClientSites: sim.Sites(3), Sessions: 2, Ops: 200, Pipeline: 3, Keys: 20, WriteRatio: 0.5}, time.Minute)
 		require.NoError(t, err)
 		return s.Stats, s.Now(), res.Paths
 	}
@@ -31,7 +31,7 @@ func TestSimDeterministic(t *testing.T) {
 // session overwrote the key: a second application would bring the old value
 // back.
 func TestRetryAppliedOnce(t *testing.T) {
-	s := newSim(t, 7, 3, sim.Network{OneWay: wan(3, time.Millisecond)})
+	s := newSim(t, 7, 3, sim.Network{OneWay: sim.UniformWAN(3, time.Millisecond)})
 	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second))
 	c := s.AddClient(0)
 	done := map[wire.OpID]protocol.Completion{}
@@ -69,7 +69,7 @@ func TestLeaderCrashKeepsFastPathWrites(t *testing.T) {
 		for _, n := range []int{3, 5} {
 			for seed := uint64(1); seed <= 5; seed++ {
 				t.Run(fmt.Sprintf("isolate=%v/n=%d/seed=%d", isolate, n, seed), func(t *testing.T) {
-					s := newSim(t, seed, n, sim.Network{OneWay: wan(n, 10*time.Millisecond), Jitter: 2 * time.Millisecond})
+					s := newSim(t, seed, n, sim.Network{OneWay: sim.UniformWAN(n, 10*time.Millisecond), Jitter: 2 * time.Millisecond})
 					require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second))
 					leader := s.Leader()
 					// Let the leader finish its recovery before cutting it off.

@@ -32,27 +32,6 @@ func newSim(t *testing.T, seed uint64, n int, net sim.Network) *sim.Sim {
 	return s
 }
 
-func wan(n int, oneWay time.Duration) [][]time.Duration {
-	m := make([][]time.Duration, n)
-	for i := range m {
-		m[i] = make([]time.Duration, n)
-		for j := range m[i] {
-			if i != j {
-				m[i][j] = oneWay
-			}
-		}
-	}
-	return m
-}
-
-func sites(n int) []uint32 {
-	s := make([]uint32, n)
-	for i := range s {
-		s[i] = uint32(i)
-	}
-	return s
-}
-
 // TestSimFaultyNetwork is the foundation's acceptance run: 10,000 operations
 // under jitter, cross-connection reordering, duplication and 1% loss, every
 // operation answered exactly once, all replicas converged.
@@ -61,7 +40,7 @@ func TestSimFaultyNetwork(t *testing.T) {
 		for seed := uint64(1); seed <= 2; seed++ {
 			t.Run(fmt.Sprintf("n=%d/seed=%d", n, seed), func(t *testing.T) {
 				s := newSim(t, seed, n, sim.Network{
-					OneWay:    wan(n, 25*time.Millisecond),
+					OneWay:    sim.UniformWAN(n, 25*time.Millisecond),
 					Jitter:    10 * time.Millisecond,
 					Drop:      0.01,
 					Duplicate: 0.01,
@@ -70,7 +49,7 @@ func TestSimFaultyNetwork(t *testing.T) {
 					"seed %d: no leader", seed)
 				const sessions = 4
 				res, err := s.RunWorkload(sim.Workload{
-					ClientSites: sites(n), Sessions: sessions, Pipeline: 4,
+					ClientSites: sim.Sites(n), Sessions: sessions, Pipeline: 4,
 					Ops:  (10000 + sessions*n - 1) / (sessions * n),
 					Keys: 200, WriteRatio: 0.3,
 				}, 10*time.Minute)

@@ -19,7 +19,7 @@ import (
 func TestLaggingReplicaCatchesUpFromSnapshot(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		s, err := sim.New(sim.Config{
-			Seed: seed, Replicas: 3, Network: sim.Network{OneWay: wan(3, 5*time.Millisecond)},
+			Seed: seed, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
 			BatchDelay: 200 * time.Microsecond,
 			NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
 				return curp.NewReplica(cfg, curp.Options{CompactEvery: 40, CompactKeep: 5})

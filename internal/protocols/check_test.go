@@ -40,7 +40,7 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	require.NoError(t, err)
 	s, err := sim.New(sim.Config{
 		Seed: seed, Replicas: n, BatchDelay: 200 * time.Microsecond,
-		Network: sim.Network{OneWay: wan(n, 25*time.Millisecond), Jitter: 10 * time.Millisecond, Drop: 0.01, Duplicate: 0.01},
+		Network: sim.Network{OneWay: sim.UniformWAN(n, 25*time.Millisecond), Jitter: 10 * time.Millisecond, Drop: 0.01, Duplicate: 0.01},
 		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
 			r, err := p.NewReplica(cfg, protocols.ReplicaOptions{})
 			if err == nil && m.replica != nil {
@@ -58,10 +58,7 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	})
 	require.NoError(t, err)
 	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second), "seed %d: no leader", seed)
-	sites := make([]uint32, n)
-	for i := range sites {
-		sites[i] = uint32(i)
-	}
+	sites := sim.Sites(n)
 	if m.crashAt > 0 {
 		s.At(m.crashAt, func() {
 			leader := s.Leader()

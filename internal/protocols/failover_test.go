@@ -20,7 +20,7 @@ import (
 func TestLeaderCrash(t *testing.T) {
 	forSizes(t, protocols.Names(), func(t *testing.T, name string, n int) {
 		for seed := uint64(1); seed <= 3; seed++ {
-			c := newCluster(t, name, n, seed, sim.Network{OneWay: wan(n, 25*time.Millisecond), Jitter: 5 * time.Millisecond})
+			c := newCluster(t, name, n, seed, sim.Network{OneWay: sim.UniformWAN(n, 25*time.Millisecond), Jitter: 5 * time.Millisecond})
 			w := newKeyedLoad(c, n, 2, 40)
 			w.start()
 			c.RunFor(300 * time.Millisecond)

@@ -22,25 +22,12 @@ type cluster struct {
 	done map[wire.OpID]protocol.Completion
 }
 
-func wan(n int, oneWay time.Duration) [][]time.Duration {
-	m := make([][]time.Duration, n)
-	for i := range m {
-		m[i] = make([]time.Duration, n)
-		for j := range m[i] {
-			if i != j {
-				m[i][j] = oneWay
-			}
-		}
-	}
-	return m
-}
-
 func newCluster(t *testing.T, name string, n int, seed uint64, net sim.Network) *cluster {
 	t.Helper()
 	p, err := protocols.Lookup(name)
 	require.NoError(t, err)
 	if net.OneWay == nil {
-		net.OneWay = wan(n, 25*time.Millisecond)
+		net.OneWay = sim.UniformWAN(n, 25*time.Millisecond)
 	}
 	s, err := sim.New(sim.Config{
 		Seed: seed, Replicas: n, Network: net, BatchDelay: 200 * time.Microsecond,
@@ -106,13 +93,10 @@ func TestRandomizedRuns(t *testing.T) {
 	forSizes(t, protocols.Names(), func(t *testing.T, name string, n int) {
 		for seed := uint64(1); seed <= 3; seed++ {
 			c := newCluster(t, name, n, seed, sim.Network{
-				OneWay: wan(n, 25*time.Millisecond), Jitter: 10 * time.Millisecond,
+				OneWay: sim.UniformWAN(n, 25*time.Millisecond), Jitter: 10 * time.Millisecond,
 				Drop: 0.01, Duplicate: 0.01,
 			})
-			sites := make([]uint32, n)
-			for i := range sites {
-				sites[i] = uint32(i)
-			}
+			sites := sim.Sites(n)
 			res, err := c.RunWorkload(sim.Workload{ClientSites: sites, Sessions: 3, Ops: 2000 / (3 * n), Pipeline: 3,
 				Keys: 50, WriteRatio: 0.3, WeakRatio: 0.5}, 10*time.Minute)
 			require.NoError(t, err, "seed %d", seed)

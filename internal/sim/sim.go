@@ -360,3 +360,26 @@ func (s *Sim) scheduleAt(at time.Duration, e *event) {
 func (s *Sim) At(at time.Duration, fn func()) {
 	s.scheduleAt(max(at, s.now), &event{kind: evCall, call: fn})
 }
+
+// UniformWAN is a delay matrix of n sites, oneWay apart, zero within a site.
+func UniformWAN(n int, oneWay time.Duration) [][]time.Duration {
+	m := make([][]time.Duration, n)
+	for i := range m {
+		m[i] = make([]time.Duration, n)
+		for j := range m[i] {
+			if i != j {
+				m[i][j] = oneWay
+			}
+		}
+	}
+	return m
+}
+
+// Sites lists site indexes 0..n-1, one client per site.
+func Sites(n int) []uint32 {
+	s := make([]uint32, n)
+	for i := range s {
+		s[i] = uint32(i)
+	}
+	return s
+}
