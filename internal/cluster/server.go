@@ -9,6 +9,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/config"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/protocols"
+	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/runtime"
 	"github.com/hybridkv/hybridkv/internal/transport"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -40,6 +41,8 @@ func NewServer(cfg *config.Config, id uint64, logger *slog.Logger) (*runtime.Rep
 		ElectionTicks:  cfg.Raft.ElectionTicks,
 		HeartbeatTicks: cfg.Raft.HeartbeatTicks,
 		Rand:           rand.New(rand.NewPCG(rand.Uint64(), id)),
+		Disk:           raftlog.NewMemDisk(),
+		Bootstrap:      true,
 	}, protocols.ReplicaOptions{MaxBatch: cfg.Raft.MaxBatch, Logger: logger})
 	if err != nil {
 		return nil, err

@@ -3,8 +3,7 @@ package protocol
 import (
 	"math/rand/v2"
 
-	"go.etcd.io/raft/v3"
-
+	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
@@ -47,9 +46,13 @@ type ReplicaConfig struct {
 	ElectionTicks  int
 	HeartbeatTicks int
 	Rand           *rand.Rand
-	// Storage is the raft storage of a replica restarted after a crash
-	// (what survived it); nil starts a fresh replica.
-	Storage *raft.MemoryStorage
+	// Disk keeps the replica's raft state across restarts; the replica
+	// resumes from whatever it holds.
+	Disk raftlog.Disk
+	// Bootstrap lets a blank Disk start a new cluster of Peers. Without it
+	// a blank disk is refused (see raftlog.New): a replica that lost its
+	// disk must not vote again in a term it may have voted in.
+	Bootstrap bool
 }
 
 // Completion reports the end of one client operation.

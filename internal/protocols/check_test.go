@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/hybridkv/hybridkv/internal/checker"
@@ -180,11 +179,6 @@ func (h *replicaHook) Ready() []wire.Envelope {
 	return envs
 }
 
-// RaftStorage keeps the simulator's crash and restart working.
-func (h *replicaHook) RaftStorage() *raft.MemoryStorage {
-	return h.Replica.(interface{ RaftStorage() *raft.MemoryStorage }).RaftStorage()
-}
-
 // alwaysOk makes witnesses and the leader accept every operation; a
 // speculative reply to a read it should have refused carries no value.
 func alwaysOk(r protocol.Replica) protocol.Replica {
@@ -245,10 +239,6 @@ func (s *swapper) Step(from wire.NodeID, m wire.Message) {
 		}
 	}
 	s.Replica.Step(from, m)
-}
-
-func (s *swapper) RaftStorage() *raft.MemoryStorage {
-	return s.Replica.(interface{ RaftStorage() *raft.MemoryStorage }).RaftStorage()
 }
 
 // forgetfulHT is a CURP-HT client whose sessions remember nothing of what

@@ -18,8 +18,13 @@ type Config struct {
 	ElectionTicks  int
 	HeartbeatTicks int
 	Rand           *rand.Rand
-	// Storage survives a restart in the simulator; nil starts empty.
-	Storage *raft.MemoryStorage
+	// Disk keeps the log and hard state across a restart. The replica
+	// resumes from what it holds; a blank disk bootstraps a new cluster only
+	// with Bootstrap set.
+	Disk Disk
+	// Bootstrap lets a blank disk start a new cluster of Peers. It is
+	// ignored when the disk holds state: a replica always resumes from it.
+	Bootstrap bool
 	// MaxSizePerMsg bounds the bytes of entries in one append message.
 	MaxSizePerMsg uint64
 	// MaxInflight bounds unacknowledged append messages per follower.
@@ -46,7 +51,11 @@ type Log struct {
 	cfg     Config
 	rn      *raft.RawNode
 	storage *raft.MemoryStorage
-	rand    *rand.Rand
+	disk    Disk
+	// restarted is set when the disk held state: this replica ran before
+	// and lost whatever it kept only in memory.
+	restarted bool
+	rand      *rand.Rand
 
 	// Follower election timer (see the package doc).
 	elapsed int
@@ -62,21 +71,39 @@ type Log struct {
 // ErrNotLeader is returned by Propose on a replica that is not the leader.
 var ErrNotLeader = errors.New("raftlog: not the leader")
 
-// New creates a Log. With empty storage the cluster is bootstrapped from
-// cfg.Peers; with surviving storage the replica resumes from it.
+// ErrBlankDisk is returned by New for a blank disk without Bootstrap.
+var ErrBlankDisk = errors.New("raftlog: the disk holds no raft state and bootstrapping a new cluster was not asked for")
+
+// New creates a Log from what its disk holds. A blank disk starts a new
+// cluster of cfg.Peers if cfg.Bootstrap is set and is refused otherwise: a
+// replica that lost its disk must not rejoin an existing cluster as if it had
+// never voted, or it could vote twice in one term.
 func New(cfg Config) (*Log, error) {
 	if cfg.Rand == nil {
 		return nil, errors.New("raftlog: Config.Rand is required")
+	}
+	if cfg.Disk == nil {
+		return nil, errors.New("raftlog: Config.Disk is required")
 	}
 	if cfg.ElectionTicks <= cfg.HeartbeatTicks || cfg.HeartbeatTicks <= 0 {
 		return nil, fmt.Errorf("raftlog: need 0 < heartbeat ticks (%d) < election ticks (%d)",
 			cfg.HeartbeatTicks, cfg.ElectionTicks)
 	}
-	st := cfg.Storage
-	if st == nil {
-		st = raft.NewMemoryStorage()
+	state, err := cfg.Disk.Load()
+	if err != nil {
+		return nil, err
 	}
-	if err := bootstrap(st, cfg.Peers); err != nil {
+	restarted := !state.Blank()
+	if !restarted {
+		if !cfg.Bootstrap {
+			return nil, ErrBlankDisk
+		}
+		if state, err = bootstrap(cfg.Disk, cfg.Peers); err != nil {
+			return nil, err
+		}
+	}
+	st, err := memoryStorage(state)
+	if err != nil {
 		return nil, err
 	}
 	applied, err := st.FirstIndex()
@@ -103,35 +130,51 @@ func New(cfg Config) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{cfg: cfg, rn: rn, storage: st, rand: cfg.Rand, applied: applied - 1}
+	l := &Log{cfg: cfg, rn: rn, storage: st, disk: cfg.Disk, restarted: restarted,
+		rand: cfg.Rand, applied: applied - 1}
+	if hs := state.HardState; hs != nil {
+		l.term, l.committed = hs.GetTerm(), hs.GetCommit()
+	}
 	l.resetTimeout()
 	return l, nil
 }
 
-// bootstrap gives an empty storage the initial configuration as a snapshot
-// at index 1, the way etcd raft recommends over RawNode.Bootstrap.
-func bootstrap(st *raft.MemoryStorage, peers []uint64) error {
-	last, err := st.LastIndex()
-	if err != nil || last > 0 {
-		return err
-	}
-	snap, err := st.Snapshot()
-	if err != nil {
-		return err
-	}
-	if snap.GetMetadata().GetIndex() > 0 {
-		return nil
-	}
-	voters := append([]uint64(nil), peers...)
-	err = st.ApplySnapshot(&raftpb.Snapshot{Metadata: &raftpb.SnapshotMetadata{
+// bootstrap writes a new cluster's initial state to a blank disk: the
+// configuration as a snapshot at index 1, the way etcd raft recommends over
+// RawNode.Bootstrap.
+func bootstrap(d Disk, peers []uint64) (State, error) {
+	snap := &raftpb.Snapshot{Metadata: &raftpb.SnapshotMetadata{
 		Index:     new(uint64(1)),
 		Term:      new(uint64(1)),
-		ConfState: &raftpb.ConfState{Voters: voters},
-	}})
-	if err != nil {
-		return err
+		ConfState: &raftpb.ConfState{Voters: append([]uint64(nil), peers...)},
+	}}
+	hs := &raftpb.HardState{Term: new(uint64(1)), Commit: new(uint64(1))}
+	if err := d.SaveSnapshot(snap); err != nil {
+		return State{}, fmt.Errorf("raftlog: bootstrap: %w", err)
 	}
-	return st.SetHardState(&raftpb.HardState{Term: new(uint64(1)), Commit: new(uint64(1))})
+	if err := d.Save(hs, nil); err != nil {
+		return State{}, fmt.Errorf("raftlog: bootstrap: %w", err)
+	}
+	return State{Snapshot: snap, HardState: hs}, nil
+}
+
+// memoryStorage is raft's view of what the disk held.
+func memoryStorage(s State) (*raft.MemoryStorage, error) {
+	st := raft.NewMemoryStorage()
+	if s.Snapshot != nil && !raft.IsEmptySnap(s.Snapshot) {
+		if err := st.ApplySnapshot(s.Snapshot); err != nil {
+			return nil, err
+		}
+	}
+	if s.HardState != nil {
+		if err := st.SetHardState(s.HardState); err != nil {
+			return nil, err
+		}
+	}
+	if err := st.Append(s.Entries); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 func orDefault(v, d uint64) uint64 {
@@ -158,8 +201,30 @@ func (l *Log) Applied() uint64 { return l.applied }
 // Committed returns the highest index known committed.
 func (l *Log) Committed() uint64 { return l.committed }
 
-// Storage exposes the replica's raft storage so a simulated crash can keep it.
-func (l *Log) Storage() *raft.MemoryStorage { return l.storage }
+// Snapshot is the newest snapshot the log holds: the applied state a
+// restarted replica starts from before raft replays the entries after it.
+func (l *Log) Snapshot() (*raftpb.Snapshot, error) { return l.storage.Snapshot() }
+
+// Restarted reports whether the replica resumed from a disk that held state,
+// as opposed to bootstrapping a new cluster. A restarted replica lost what it
+// kept only in memory.
+func (l *Log) Restarted() bool { return l.restarted }
+
+// FirstIndex is the first index the log still holds (compaction drops what
+// comes before).
+func (l *Log) FirstIndex() uint64 {
+	i, _ := l.storage.FirstIndex()
+	return i
+}
+
+// LastIndex is the index of the last entry in the log.
+func (l *Log) LastIndex() uint64 {
+	i, _ := l.storage.LastIndex()
+	return i
+}
+
+// DiskStats reports the disk's activity; safe for concurrent use.
+func (l *Log) DiskStats() DiskStats { return l.disk.Stats() }
 
 // Tick advances the log's clock by one tick.
 func (l *Log) Tick() {
@@ -226,13 +291,17 @@ func (l *Log) Propose(data [][]byte) error {
 }
 
 // Ready persists, sends and applies everything raft has ready, reporting it
-// to h. Storage is in memory, so entries are durable before any message that
-// acknowledges them is sent.
+// to h. Raft's rule holds: entries, hard state and snapshot are on the disk
+// (one sync per round) before any message of the round is handed to h, and
+// so before any reply that depends on them.
 func (l *Log) Ready(h Handler) error {
 	for l.rn.HasReady() {
 		rd := l.rn.Ready()
 		if rd.SoftState != nil {
 			l.setLeader(rd.SoftState.Lead)
+		}
+		if err := l.persist(&rd); err != nil {
+			return err
 		}
 		if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
 			l.term = rd.HardState.GetTerm()
@@ -268,6 +337,28 @@ func (l *Log) Ready(h Handler) error {
 	return nil
 }
 
+// persist writes what a Ready asks to keep: a snapshot from the leader
+// first, so the log entries after it have something to follow, then the
+// entries and hard state in one sync.
+func (l *Log) persist(rd *raft.Ready) error {
+	if rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot) {
+		if err := l.disk.SaveSnapshot(rd.Snapshot); err != nil {
+			return fmt.Errorf("raftlog: save snapshot: %w", err)
+		}
+	}
+	hs := rd.HardState
+	if hs != nil && raft.IsEmptyHardState(hs) {
+		hs = nil
+	}
+	if hs == nil && len(rd.Entries) == 0 {
+		return nil
+	}
+	if err := l.disk.Save(hs, rd.Entries); err != nil {
+		return fmt.Errorf("raftlog: save: %w", err)
+	}
+	return nil
+}
+
 func (l *Log) setLeader(lead uint64) {
 	if lead == l.leader {
 		return
@@ -287,17 +378,25 @@ func (l *Log) apply(e *raftpb.Entry, h Handler) {
 }
 
 // Compact snapshots the state at the applied index (data is the
-// application's serialized state) and discards log entries before it,
-// keeping keep entries so slightly lagging followers need no snapshot.
+// application's serialized state), makes the snapshot durable, and discards
+// log entries before it, keeping keep entries so slightly lagging followers
+// need no snapshot.
 func (l *Log) Compact(keep uint64, data []byte) error {
 	if l.applied <= keep {
 		return nil
 	}
 	cs := &raftpb.ConfState{Voters: l.cfg.Peers}
-	if _, err := l.storage.CreateSnapshot(l.applied, cs, data); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+	snap, err := l.storage.CreateSnapshot(l.applied, cs, data)
+	if errors.Is(err, raft.ErrSnapOutOfDate) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	err := l.storage.Compact(l.applied - keep)
+	if err := l.disk.SaveSnapshot(snap); err != nil {
+		return fmt.Errorf("raftlog: save snapshot: %w", err)
+	}
+	err = l.storage.Compact(l.applied - keep)
 	if errors.Is(err, raft.ErrCompacted) {
 		return nil
 	}

@@ -6,9 +6,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"go.etcd.io/raft/v3"
-
 	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
@@ -73,6 +72,8 @@ type node struct {
 	up      bool
 	replica protocol.Replica
 	client  protocol.Client
+	// disk is a replica's: it outlives the replica's crashes.
+	disk *raftlog.MemDisk
 	// generation invalidates timers of a crashed incarnation.
 	generation int
 }
@@ -103,9 +104,9 @@ func New(cfg Config) (*Sim, error) {
 		if int(id-1) < len(cfg.ReplicaSites) {
 			site = cfg.ReplicaSites[id-1]
 		}
-		n := &node{id: id, site: site}
+		n := &node{id: id, site: site, disk: raftlog.NewMemDisk()}
 		s.nodes[id] = n
-		if err := s.startReplica(n, nil); err != nil {
+		if err := s.startReplica(n); err != nil {
 			return nil, err
 		}
 	}
@@ -122,14 +123,17 @@ func (s *Sim) Now() time.Duration { return s.now }
 // reproducible with the run.
 func (s *Sim) Rand() *rand.Rand { return s.rand }
 
-func (s *Sim) startReplica(n *node, storage *raft.MemoryStorage) error {
+// startReplica starts a replica on its disk, bootstrapping the cluster if
+// the disk is blank, as `hybridkv cluster` does on a first start.
+func (s *Sim) startReplica(n *node) error {
 	core, err := s.cfg.NewReplica(protocol.ReplicaConfig{
 		ID:             n.id,
 		Peers:          s.replicas,
 		ElectionTicks:  s.cfg.ElectionTicks,
 		HeartbeatTicks: s.cfg.HeartbeatTicks,
 		Rand:           rand.New(rand.NewPCG(s.rand.Uint64(), uint64(n.id))),
-		Storage:        storage,
+		Disk:           n.disk,
+		Bootstrap:      n.generation == 0,
 	})
 	if err != nil {
 		return fmt.Errorf("sim: start replica %d: %w", n.id, err)
@@ -167,22 +171,30 @@ func (s *Sim) Submit(client wire.NodeID, session uint64, op wire.Op) wire.OpID {
 	return id
 }
 
-// Crash stops a replica; what its raft storage held survives for Restart.
+// Crash stops a replica as a power cut would: its memory is gone, and its
+// disk keeps only what was synced.
 func (s *Sim) Crash(id wire.NodeID) {
 	n := s.nodes[id]
 	n.up = false
 	n.generation++
+	n.disk.Crash()
 }
 
-// Restart brings a crashed replica back on its surviving storage.
+// Restart brings a crashed replica back on what its disk kept, through the
+// same load path a replica process takes.
 func (s *Sim) Restart(id wire.NodeID) error {
-	n := s.nodes[id]
-	st, ok := n.replica.(interface{ RaftStorage() *raft.MemoryStorage })
-	if !ok {
-		return fmt.Errorf("sim: replica %d cannot expose its storage", id)
-	}
-	return s.startReplica(n, st.RaftStorage())
+	return s.startReplica(s.nodes[id])
 }
+
+// LoseDisk replaces a crashed replica's disk with a blank one, as a disk
+// failure would; Restart is then refused.
+func (s *Sim) LoseDisk(id wire.NodeID) {
+	n := s.nodes[id]
+	n.disk = raftlog.NewMemDisk()
+}
+
+// Disk returns a replica's disk.
+func (s *Sim) Disk(id wire.NodeID) *raftlog.MemDisk { return s.nodes[id].disk }
 
 // Partition blocks traffic in both directions between the two groups.
 func (s *Sim) Partition(a, b []wire.NodeID) {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"go.etcd.io/raft/v3"
-
 	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
@@ -92,16 +90,15 @@ func New(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 		ElectionTicks:  cfg.ElectionTicks,
 		HeartbeatTicks: cfg.HeartbeatTicks,
 		Rand:           cfg.Rand,
-		Storage:        cfg.Storage,
+		Disk:           cfg.Disk,
+		Bootstrap:      cfg.Bootstrap,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("replica %d: %w", cfg.ID, err)
 	}
-	store := kvstore.New()
-	if cfg.Storage != nil {
-		if store, err = restoreStore(cfg.Storage); err != nil {
-			return nil, fmt.Errorf("replica %d: %w", cfg.ID, err)
-		}
+	store, err := restoreStore(log)
+	if err != nil {
+		return nil, fmt.Errorf("replica %d: %w", cfg.ID, err)
 	}
 	return &Replica{
 		id:       cfg.ID,
@@ -117,10 +114,10 @@ func New(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 // SetProtocol plugs the protocol in.
 func (r *Replica) SetProtocol(p Protocol) { r.proto = p }
 
-// restoreStore rebuilds the applied state a restarted replica starts from:
-// the last snapshot, if the log was compacted (raft replays the rest).
-func restoreStore(st *raft.MemoryStorage) (*kvstore.Store, error) {
-	snap, err := st.Snapshot()
+// restoreStore rebuilds the applied state a replica starts from: the last
+// snapshot, if the log was compacted (raft replays the rest).
+func restoreStore(log *raftlog.Log) (*kvstore.Store, error) {
+	snap, err := log.Snapshot()
 	if err != nil {
 		return nil, err
 	}
@@ -151,8 +148,21 @@ func (r *Replica) Leader() (wire.NodeID, uint64) {
 	return wire.NodeID(l), t
 }
 
-// RaftStorage exposes what survives a crash of this replica.
-func (r *Replica) RaftStorage() *raft.MemoryStorage { return r.log.Storage() }
+// Restarted reports whether the replica resumed from a disk that held
+// state: it ran before and lost whatever it kept only in memory.
+func (r *Replica) Restarted() bool { return r.log.Restarted() }
+
+// FirstIndex is the first index the raft log still holds.
+func (r *Replica) FirstIndex() uint64 { return r.log.FirstIndex() }
+
+// LastIndex is the index of the last entry in the raft log.
+func (r *Replica) LastIndex() uint64 { return r.log.LastIndex() }
+
+// Committed is the highest log index known committed.
+func (r *Replica) Committed() uint64 { return r.log.Committed() }
+
+// DiskStats reports the disk's activity; safe for concurrent use.
+func (r *Replica) DiskStats() raftlog.DiskStats { return r.log.DiskStats() }
 
 // Read returns a key's applied value, for tests and diagnostics.
 func (r *Replica) Read(key uint64) ([]byte, bool) {
@@ -272,7 +282,8 @@ func (r *Replica) Flush() {
 // Ready implements protocol.Replica.
 func (r *Replica) Ready() []wire.Envelope {
 	if err := r.log.Ready(handler{r}); err != nil {
-		// Memory storage fails only on a broken invariant.
+		// A disk that cannot write leaves no safe way on: raft must not
+		// send what it failed to persist.
 		panic(fmt.Sprintf("replica %d: raft ready: %v", r.id, err))
 	}
 	if leading := r.log.IsLeader(); leading != r.wasLeader {
