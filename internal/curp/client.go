@@ -238,7 +238,7 @@ func (c *Client) tryFastPath(p *Pending) {
 	}
 	n := 1
 	for _, w := range p.Oks {
-		if w.From != p.SpecFrom {
+		if c.Counts(p, w) {
 			n++
 		}
 	}
@@ -254,6 +254,17 @@ func (c *Client) tryFastPath(p *Pending) {
 		}
 	}
 	c.Complete(p, p.Spec, protocol.PathFast)
+}
+
+// Counts reports whether a witness's ok counts towards the fast path of an
+// operation with a speculative reply: it must come from another replica, in
+// the leader's term, from a run of the witness the leader vouches for (one
+// whose records are complete; see the replica's witnesses).
+func (c *Client) Counts(p *Pending, w WitnessOk) bool {
+	if w.From == p.SpecFrom || w.Reply.Term != p.Spec.Term {
+		return false
+	}
+	return slices.Contains(p.Spec.Witnesses, wire.Witness{ID: w.From, Incarnation: w.Reply.Incarnation})
 }
 
 func (c *Client) refuse(p *Pending, rep *wire.Reply) {

@@ -12,7 +12,12 @@ import (
 type recovery struct {
 	term    uint64
 	replies map[wire.NodeID][]wire.Op
-	ticks   int
+	// runs says which run of each witness answered, and whether its
+	// records are complete; only complete ones count.
+	runs map[wire.NodeID]run
+	// syncs are the witnesses' syncs that arrived during recovery.
+	syncs map[wire.NodeID]*wire.WitnessSync
+	ticks int
 	// witnessed are the records this replica held as a witness when it
 	// became leader; those not replayed leave the pool at the end.
 	witnessed []wire.OpID
@@ -20,8 +25,10 @@ type recovery struct {
 
 func (r *Replica) startRecovery() {
 	_, term := r.Leader()
-	rec := &recovery{term: term, replies: make(map[wire.NodeID][]wire.Op)}
+	rec := &recovery{term: term, replies: make(map[wire.NodeID][]wire.Op), runs: make(map[wire.NodeID]run),
+		syncs: make(map[wire.NodeID]*wire.WitnessSync)}
 	rec.replies[r.ID()] = r.pooledOps()
+	rec.runs[r.ID()] = run{Incarnation: r.wit.incarnation, Complete: r.wit.complete}
 	for _, op := range rec.replies[r.ID()] {
 		rec.witnessed = append(rec.witnessed, op.ID)
 	}
@@ -52,7 +59,13 @@ func (r *Replica) askPeers(rec *recovery) {
 
 // onRecover answers a new leader with this witness's records.
 func (r *Replica) onRecover(from wire.NodeID, m *wire.Recover) {
-	r.Send(from, &wire.RecoverReply{Term: m.Term, Ops: r.pooledOps()})
+	r.Send(from, &wire.RecoverReply{Term: m.Term, Ops: r.pooledOps(),
+		Incarnation: r.wit.incarnation, Complete: r.wit.complete})
+}
+
+type run struct {
+	Incarnation uint64
+	Complete    bool
 }
 
 func (rec *recovery) onReply(r *Replica, from wire.NodeID, m *wire.RecoverReply) {
@@ -60,6 +73,7 @@ func (rec *recovery) onReply(r *Replica, from wire.NodeID, m *wire.RecoverReply)
 		return
 	}
 	rec.replies[from] = m.Ops
+	rec.runs[from] = run{Incarnation: m.Incarnation, Complete: m.Complete}
 	rec.maybeFinish(r)
 }
 
@@ -72,19 +86,30 @@ func (rec *recovery) tick(r *Replica) {
 	}
 }
 
-// maybeFinish replays, once a majority answered, every unapplied operation
-// that at least ⌈f/2⌉+1 of them recorded, then serves the requests that
-// waited. Fast-path operations were recorded by a superquorum, so any
-// majority holds at least ⌈f/2⌉+1 records of each.
+// maybeFinish replays, once a majority of complete witnesses answered,
+// every unapplied operation that at least ⌈f/2⌉+1 of them recorded, then
+// serves the requests that waited. Fast-path operations were recorded by a
+// superquorum of complete runs, and a run that lost its records is not
+// complete until they were committed, so any majority of complete runs
+// holds at least ⌈f/2⌉+1 records of each.
 func (rec *recovery) maybeFinish(r *Replica) {
 	f := r.F()
-	if len(rec.replies) < f+1 {
+	complete := 0
+	for _, run := range rec.runs {
+		if run.Complete {
+			complete++
+		}
+	}
+	if complete < f+1 {
 		return
 	}
 	threshold := (f+1)/2 + 1
 	counts := make(map[wire.OpID]int)
 	var order []wire.Op
 	for _, p := range r.Peers() {
+		if !rec.runs[p].Complete {
+			continue
+		}
 		for _, op := range rec.replies[p] {
 			if counts[op.ID] == 0 {
 				order = append(order, op)
@@ -113,6 +138,7 @@ func (rec *recovery) maybeFinish(r *Replica) {
 			r.pool.Remove(id)
 		}
 	}
+	r.learnRuns(rec)
 	waiting := r.waiting
 	r.waiting = nil
 	for _, q := range waiting {

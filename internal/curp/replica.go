@@ -55,6 +55,7 @@ type Replica struct {
 	retryTicks int
 	recovery   *recovery
 	waiting    []queued // requests that arrived during recovery
+	wit        witnesses
 }
 
 type queued struct {
@@ -70,7 +71,8 @@ func NewReplica(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 		return nil, err
 	}
 	r := &Replica{Replica: base, ext: opts.Extension, pool: witness.New(),
-		retryTicks: max(1, opts.RecoveryRetryTicks)}
+		retryTicks: max(1, opts.RecoveryRetryTicks),
+		wit:        newWitnesses(cfg.Rand.Uint64(), !base.Restarted())}
 	if opts.RecoveryRetryTicks <= 0 {
 		r.retryTicks = 10
 	}
@@ -96,6 +98,10 @@ func (h *hooks) Message(from wire.NodeID, m wire.Message) {
 		if r.recovery != nil {
 			r.recovery.onReply(r, from, m)
 		}
+	case *wire.WitnessSync:
+		r.onWitnessSync(from, m)
+	case *wire.WitnessSyncReply:
+		r.onWitnessSyncReply(m)
 	}
 }
 
@@ -121,6 +127,7 @@ func (h *hooks) Applied(index uint64, req *wire.Request, res kvstore.Result, rep
 
 func (h *hooks) LeaderChanged(leading bool) {
 	r := (*Replica)(h)
+	r.wit.reset()
 	if leading {
 		r.startRecovery()
 		return
@@ -152,6 +159,7 @@ func (h *hooks) Tick() {
 	if r.recovery != nil {
 		r.recovery.tick(r)
 	}
+	r.syncTick()
 }
 
 func (r *Replica) request(from wire.NodeID, req *wire.Request) {
@@ -162,7 +170,8 @@ func (r *Replica) request(from wire.NodeID, req *wire.Request) {
 		if r.IsLeader() {
 			r.AnswerApplied(from, req)
 		} else {
-			r.Reply(from, &wire.Reply{Kind: wire.ReplyWitness, ID: op.ID, Ok: true})
+			r.Reply(from, &wire.Reply{Kind: wire.ReplyWitness, ID: op.ID, Ok: true,
+				Incarnation: r.wit.incarnation})
 		}
 		return
 	}
@@ -190,7 +199,7 @@ func (r *Replica) witness(from wire.NodeID, op *wire.Op) {
 	if ok {
 		r.pool.Add(op)
 	}
-	rep := &wire.Reply{Kind: wire.ReplyWitness, ID: op.ID, Ok: ok}
+	rep := &wire.Reply{Kind: wire.ReplyWitness, ID: op.ID, Ok: ok, Incarnation: r.wit.incarnation}
 	if ok && r.ext != nil {
 		r.ext.Annotate(r, op, rep)
 	}
@@ -226,7 +235,8 @@ func (r *Replica) appended(index uint64, req *wire.Request) {
 	if !ok {
 		return
 	}
-	rep := &wire.Reply{Kind: wire.ReplySpeculative, ID: op.ID, Ok: !conflict, Slot: index}
+	rep := &wire.Reply{Kind: wire.ReplySpeculative, ID: op.ID, Ok: !conflict, Slot: index,
+		Witnesses: r.wit.vouched}
 	if !conflict {
 		if !op.Kind.IsWrite() {
 			v, found := r.Store().Read(op.Key)

@@ -177,7 +177,7 @@ func (x *Client) AcceptFastPath(c *curp.Client, p *curp.Pending) protocol.SlowRe
 	}
 	n, why := 1, protocol.ReasonNone
 	for _, w := range p.Oks {
-		if w.From == p.SpecFrom {
+		if !c.Counts(p, w) {
 			continue
 		}
 		if reason := check(w.Reply); reason == protocol.ReasonNone {

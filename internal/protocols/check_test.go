@@ -140,14 +140,14 @@ func TestCheckerCatchesMutations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			for seed := uint64(1); seed <= 30; seed++ {
+			for seed := uint64(1); seed <= 100; seed++ {
 				res := checkedRun(t, tc.protocol, 3, seed, tc.mutation)
 				if !res.Clean() {
 					t.Logf("caught at seed %d: %v", seed, res.Violations[0].Property)
 					return
 				}
 			}
-			t.Fatalf("30 seeds of %s with %q checked clean", tc.protocol, tc.name)
+			t.Fatalf("100 seeds of %s with %q checked clean", tc.protocol, tc.name)
 		})
 	}
 }

@@ -88,6 +88,10 @@ func Decode(b []byte) (Message, error) {
 		r := new(RecoverReply)
 		r.decode(&d)
 		m = r
+	case TypeWitnessSync:
+		m = &WitnessSync{Incarnation: d.uvarint(), Complete: d.bool()}
+	case TypeWitnessSyncReply:
+		m = &WitnessSyncReply{Term: d.uvarint(), Incarnation: d.uvarint()}
 	default:
 		return nil, fmt.Errorf("wire: unknown message type %d", b[0])
 	}
@@ -299,7 +303,14 @@ func (r *Reply) appendPayload(b []byte) []byte {
 	for _, s := range r.Deps {
 		b = binary.AppendUvarint(b, s)
 	}
-	return appendOpID(b, r.ReadDep)
+	b = appendOpID(b, r.ReadDep)
+	b = binary.AppendUvarint(b, r.Incarnation)
+	b = binary.AppendUvarint(b, uint64(len(r.Witnesses)))
+	for _, w := range r.Witnesses {
+		b = binary.AppendUvarint(b, uint64(w.ID))
+		b = binary.AppendUvarint(b, w.Incarnation)
+	}
+	return b
 }
 
 func (r *Reply) decode(d *decoder) {
@@ -326,6 +337,13 @@ func (r *Reply) decode(d *decoder) {
 		}
 	}
 	r.ReadDep = d.opID()
+	r.Incarnation = d.uvarint()
+	if n := d.count(2); n > 0 {
+		r.Witnesses = make([]Witness, n)
+		for i := range r.Witnesses {
+			r.Witnesses[i] = Witness{ID: NodeID(d.uvarint()), Incarnation: d.uvarint()}
+		}
+	}
 }
 
 func (r *Recover) appendPayload(b []byte) []byte {
@@ -338,7 +356,18 @@ func (r *RecoverReply) appendPayload(b []byte) []byte {
 	for i := range r.Ops {
 		b = appendOp(b, &r.Ops[i])
 	}
-	return b
+	b = binary.AppendUvarint(b, r.Incarnation)
+	return appendBool(b, r.Complete)
+}
+
+func (s *WitnessSync) appendPayload(b []byte) []byte {
+	b = binary.AppendUvarint(b, s.Incarnation)
+	return appendBool(b, s.Complete)
+}
+
+func (s *WitnessSyncReply) appendPayload(b []byte) []byte {
+	b = binary.AppendUvarint(b, s.Term)
+	return binary.AppendUvarint(b, s.Incarnation)
 }
 
 func (r *RecoverReply) decode(d *decoder) {
@@ -350,4 +379,6 @@ func (r *RecoverReply) decode(d *decoder) {
 			d.op(&r.Ops[i])
 		}
 	}
+	r.Incarnation = d.uvarint()
+	r.Complete = d.bool()
 }

@@ -140,6 +140,12 @@ func samples() []sample {
 			{ID: OpID{Session: 7, Seq: 8}, Kind: Get, Key: 9},
 		}}},
 		{"recover-reply-empty", &RecoverReply{Term: 1}},
+		{"recover-reply-incarnation", &RecoverReply{Term: 3, Incarnation: math.MaxUint64, Complete: true}},
+		{"witness-sync", &WitnessSync{Incarnation: 1 << 63, Complete: true}},
+		{"witness-sync-incomplete", &WitnessSync{Incarnation: 5}},
+		{"witness-sync-reply", &WitnessSyncReply{Term: 9, Incarnation: 1 << 40}},
+		{"reply-witnesses", &Reply{Kind: ReplySpeculative, ID: OpID{Session: 1, Seq: 2}, Ok: true,
+			Incarnation: 77, Witnesses: []Witness{{ID: 2, Incarnation: 1 << 50}, {ID: 3, Incarnation: 1}}}},
 	}
 	return append(s, raftSamples()...)
 }

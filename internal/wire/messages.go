@@ -16,6 +16,8 @@ const (
 	TypeReply
 	TypeRecover
 	TypeRecoverReply
+	TypeWitnessSync
+	TypeWitnessSyncReply
 )
 
 func (t Type) String() string {
@@ -32,6 +34,10 @@ func (t Type) String() string {
 		return "recover"
 	case TypeRecoverReply:
 		return "recover-reply"
+	case TypeWitnessSync:
+		return "witness-sync"
+	case TypeWitnessSyncReply:
+		return "witness-sync-reply"
 	}
 	return fmt.Sprintf("type(%d)", uint8(t))
 }
@@ -150,6 +156,20 @@ type Reply struct {
 	Deps []uint64
 	// ReadDep is the latest pending weak write on the key (CURP-HO).
 	ReadDep OpID
+	// Incarnation identifies the run of the witness that sent a witness
+	// reply: a replica draws a new one at every start, because a restart
+	// empties its witness pool.
+	Incarnation uint64
+	// Witnesses lists, in a leader's speculative reply, the witness
+	// incarnations whose records the leader knows to be complete: the only
+	// witness replies a client may count towards the fast path.
+	Witnesses []Witness
+}
+
+// Witness names one run of a replica's witness.
+type Witness struct {
+	ID          NodeID
+	Incarnation uint64
 }
 
 // Recover asks a witness, on behalf of a new leader, for the operations it
@@ -162,11 +182,36 @@ type Recover struct {
 type RecoverReply struct {
 	Term uint64
 	Ops  []Op
+	// Incarnation is the witness's run (see Reply.Incarnation).
+	Incarnation uint64
+	// Complete says the witness holds every record it acknowledged; a
+	// witness that restarted lost its records and is not complete until a
+	// leader committed everything it could have acknowledged before.
+	Complete bool
 }
 
-func (*Recover) Type() Type      { return TypeRecover }
-func (*RecoverReply) Type() Type { return TypeRecoverReply }
-func (*Hello) Type() Type        { return TypeHello }
-func (*Raft) Type() Type         { return TypeRaft }
-func (*Request) Type() Type      { return TypeRequest }
-func (*Reply) Type() Type        { return TypeReply }
+// WitnessSync tells the leader which run of a witness is up and whether its
+// records are complete. A leader counts a complete witness at once; an
+// incomplete one only once it has committed every operation logged before
+// the sync, which covers every fast-path operation the witness's lost
+// records could have helped complete.
+type WitnessSync struct {
+	Incarnation uint64
+	Complete    bool
+}
+
+// WitnessSyncReply tells a witness that the leader of Term counts its run
+// Incarnation as complete.
+type WitnessSyncReply struct {
+	Term        uint64
+	Incarnation uint64
+}
+
+func (*Recover) Type() Type          { return TypeRecover }
+func (*WitnessSync) Type() Type      { return TypeWitnessSync }
+func (*WitnessSyncReply) Type() Type { return TypeWitnessSyncReply }
+func (*RecoverReply) Type() Type     { return TypeRecoverReply }
+func (*Hello) Type() Type            { return TypeHello }
+func (*Raft) Type() Type             { return TypeRaft }
+func (*Request) Type() Type          { return TypeRequest }
+func (*Reply) Type() Type            { return TypeReply }

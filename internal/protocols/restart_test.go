@@ -1,0 +1,77 @@
+package protocols_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/raftlog"
+	"github.com/hybridkv/hybridkv/internal/sim"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+var curpFamily = []string{"curp", "curp-ht", "curp-ho"}
+
+// TestRestartedWitnessDoesNotLoseFastPathWrites: with N = 5 (f = 2) a
+// strong write completes on the fast path, recorded by the leader and three
+// witnesses but not yet committed. One of those witnesses crashes and
+// restarts, which empties its pool, and then the leader crashes. A new
+// leader that took the restarted witness's empty answer as complete would
+// find the write at one witness only, below the ⌈f/2⌉+1 = 2 it replays,
+// and lose an acknowledged write. The restarted witness must not count
+// until it is known to hold everything it could have acknowledged.
+func TestRestartedWitnessDoesNotLoseFastPathWrites(t *testing.T) {
+	for _, name := range curpFamily {
+		t.Run(name, func(t *testing.T) {
+			c := newCluster(t, name, 5, 1, sim.Network{})
+			leader := c.Leader()
+			var others []wire.NodeID
+			for _, r := range c.Replicas() {
+				if r != leader {
+					others = append(others, r)
+				}
+			}
+			restarted, absent, slow := others[0], others[2], others[3]
+			cl := c.AddClient(siteOf(leader))
+			// The write cannot commit (the leader hears no replica) and one
+			// witness never sees it: the leader and three witnesses record
+			// it, a superquorum of four.
+			c.Partition([]wire.NodeID{leader}, others)
+			c.Partition([]wire.NodeID{cl}, []wire.NodeID{absent})
+			w := c.put(cl, 1, key, "acked", wire.Strong)
+			require.Equal(t, "fast", w.Path.String(), "the write should complete on the fast path")
+
+			c.Crash(restarted)
+			require.NoError(t, c.Restart(restarted))
+			c.Crash(leader)
+			// The replica that holds the write's third record is slow to
+			// answer the new leader: the other three form its majority.
+			c.Heal()
+			c.Partition([]wire.NodeID{slow}, others)
+			c.RunFor(3 * time.Second)
+			c.Heal()
+			c.RunFor(3 * time.Second)
+			require.NotZero(t, c.Leader())
+
+			reader := c.AddClient(siteOf(c.Leader()))
+			got := c.get(reader, 2, key, wire.Strong)
+			require.Equal(t, "acked", string(got.Value), "an acknowledged fast-path write was lost (new leader %d)", c.Leader())
+		})
+	}
+}
+
+// TestLostDiskCannotRejoin: a replica whose disk was lost is refused at
+// restart instead of rejoining blank, where it could vote a second time in
+// a term it already voted in and elect a leader without a committed write.
+func TestLostDiskCannotRejoin(t *testing.T) {
+	for _, name := range []string{"curp", "raft"} {
+		t.Run(name, func(t *testing.T) {
+			c := newCluster(t, name, 3, 1, sim.Network{})
+			f := c.follower()
+			c.Crash(f)
+			c.LoseDisk(f)
+			require.ErrorIs(t, c.Restart(f), raftlog.ErrBlankDisk)
+		})
+	}
+}

@@ -1,0 +1,200 @@
+package raftlog
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// watchedDisk records what reached it, so a test can check that nothing is
+// sent before it is persisted.
+type watchedDisk struct {
+	*MemDisk
+	lastIndex uint64
+	hs        *raftpb.HardState
+}
+
+func (d *watchedDisk) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
+	if len(ents) > 0 {
+		d.lastIndex = ents[len(ents)-1].GetIndex()
+	}
+	if hs != nil {
+		d.hs = hs
+	}
+	return d.MemDisk.Save(hs, ents)
+}
+
+// testNode is one replica's log and what its Ready rounds produced.
+type testNode struct {
+	t       *testing.T
+	log     *Log
+	disk    *watchedDisk
+	out     []*raftpb.Message
+	applied []uint64
+}
+
+func (n *testNode) Appended(uint64, []byte) {}
+func (n *testNode) Restore(uint64, []byte)  {}
+func (n *testNode) Apply(index uint64, _ []byte) {
+	n.applied = append(n.applied, index)
+}
+
+// Send checks raft's rule: what a message claims or carries is on the
+// sender's disk before the message leaves.
+func (n *testNode) Send(m *raftpb.Message) {
+	for _, e := range m.GetEntries() {
+		require.LessOrEqual(n.t, e.GetIndex(), n.disk.lastIndex, "%v sent entry %d before persisting it", m.GetType(), e.GetIndex())
+	}
+	// A pre-vote carries the term the candidate would campaign in, which
+	// it does not adopt.
+	preVote := m.GetType() == raftpb.MessageType_MsgPreVote || m.GetType() == raftpb.MessageType_MsgPreVoteResp
+	if m.GetTerm() > 0 && !preVote {
+		require.NotNil(n.t, n.disk.hs, "%v sent before any hard state was persisted", m.GetType())
+		require.GreaterOrEqual(n.t, n.disk.hs.GetTerm(), m.GetTerm(), "%v of term %d sent before the term was persisted", m.GetType(), m.GetTerm())
+	}
+	n.out = append(n.out, m)
+}
+
+func newTestNode(t *testing.T, id uint64, disk *watchedDisk, bootstrap bool) (*testNode, error) {
+	l, err := New(Config{ID: id, Peers: []uint64{1, 2, 3}, ElectionTicks: 10, HeartbeatTicks: 1,
+		Rand: rand.New(rand.NewPCG(id, 1)), Disk: disk, Bootstrap: bootstrap})
+	if err != nil {
+		return nil, err
+	}
+	return &testNode{t: t, log: l, disk: disk}, nil
+}
+
+// testCluster delivers messages between three logs until they are quiet.
+type testCluster struct {
+	nodes map[uint64]*testNode
+	down  map[uint64]bool
+}
+
+func newTestCluster(t *testing.T) *testCluster {
+	c := &testCluster{nodes: make(map[uint64]*testNode), down: make(map[uint64]bool)}
+	for id := uint64(1); id <= 3; id++ {
+		n, err := newTestNode(t, id, &watchedDisk{MemDisk: NewMemDisk()}, true)
+		require.NoError(t, err)
+		c.nodes[id] = n
+	}
+	return c
+}
+
+func (c *testCluster) settle(t *testing.T) {
+	for range 1000 {
+		var msgs []*raftpb.Message
+		for id := uint64(1); id <= 3; id++ {
+			n := c.nodes[id]
+			require.NoError(t, n.log.Ready(n))
+			msgs = append(msgs, n.out...)
+			n.out = nil
+		}
+		if len(msgs) == 0 {
+			return
+		}
+		for _, m := range msgs {
+			if !c.down[m.GetTo()] && !c.down[m.GetFrom()] {
+				_ = c.nodes[m.GetTo()].log.Step(m)
+			}
+		}
+	}
+	t.Fatal("the cluster did not settle")
+}
+
+func (c *testCluster) elect(t *testing.T, id uint64) {
+	require.NoError(t, c.nodes[id].log.rn.Campaign())
+	c.settle(t)
+	require.True(t, c.nodes[id].log.IsLeader())
+}
+
+func TestBlankDiskIsRefusedWithoutBootstrap(t *testing.T) {
+	_, err := newTestNode(t, 1, &watchedDisk{MemDisk: NewMemDisk()}, false)
+	require.ErrorIs(t, err, ErrBlankDisk)
+}
+
+func TestPersistBeforeSend(t *testing.T) {
+	c := newTestCluster(t)
+	c.elect(t, 1)
+	for range 20 {
+		require.NoError(t, c.nodes[1].log.Propose([][]byte{[]byte("x"), []byte("y")}))
+		c.settle(t)
+	}
+	for id := uint64(1); id <= 3; id++ {
+		require.Len(t, c.nodes[id].applied, 40, "replica %d", id)
+	}
+}
+
+func TestRestartResumesFromDisk(t *testing.T) {
+	c := newTestCluster(t)
+	c.elect(t, 1)
+	for range 5 {
+		require.NoError(t, c.nodes[1].log.Propose([][]byte{[]byte("x")}))
+		c.settle(t)
+	}
+	old := c.nodes[2]
+	_, term := old.log.Leader()
+	committed := old.log.Committed()
+
+	// Bootstrap is ignored for a disk that holds state: restarting with the
+	// first start's command line is safe.
+	n, err := newTestNode(t, 2, old.disk, true)
+	require.NoError(t, err)
+	require.True(t, n.log.Restarted())
+	require.Equal(t, committed, n.log.Committed())
+	require.Equal(t, old.log.LastIndex(), n.log.LastIndex())
+	_, restartedTerm := n.log.Leader()
+	require.Equal(t, term, restartedTerm)
+	c.nodes[2] = n
+
+	// It catches up on what was committed while it was down, and raft
+	// replays its committed entries to be applied again from the start.
+	c.down[2] = true
+	require.NoError(t, c.nodes[1].log.Propose([][]byte{[]byte("z")}))
+	c.settle(t)
+	c.down[2] = false
+	c.nodes[1].log.rn.Tick() // a heartbeat reaches the restarted replica
+	c.settle(t)
+	require.Len(t, n.applied, 6)
+}
+
+// TestVoteSurvivesRestart: a replica that voted in a term and restarts
+// cannot vote for another candidate in that term.
+func TestVoteSurvivesRestart(t *testing.T) {
+	c := newTestCluster(t)
+	c.down[3] = true
+	c.elect(t, 1) // replica 2 votes for 1
+	vote := c.nodes[2].disk.hs.GetVote()
+	require.Equal(t, uint64(1), vote)
+
+	n, err := newTestNode(t, 2, c.nodes[2].disk, false)
+	require.NoError(t, err)
+	_, term := c.nodes[1].log.Leader()
+	// Replica 3 asks for replica 2's vote in the same term.
+	require.NoError(t, n.log.Step(&raftpb.Message{Type: raftpb.MessageType_MsgVote.Enum(),
+		From: new(uint64(3)), To: new(uint64(2)), Term: new(term), LogTerm: new(term), Index: new(uint64(100))}))
+	require.NoError(t, n.log.Ready(n))
+	require.Len(t, n.out, 1)
+	require.Equal(t, raftpb.MessageType_MsgVoteResp, n.out[0].GetType())
+	require.True(t, n.out[0].GetReject(), "a restarted replica voted twice in term %d", term)
+}
+
+func TestMemDiskCrashKeepsOnlySyncedWrites(t *testing.T) {
+	ent := func(i uint64) *raftpb.Entry { return &raftpb.Entry{Index: new(i), Term: new(uint64(1))} }
+	d := NewMemDisk()
+	require.NoError(t, d.Save(&raftpb.HardState{Term: new(uint64(1))}, []*raftpb.Entry{ent(1), ent(2)}))
+	d.Fsync = false
+	require.NoError(t, d.Save(nil, []*raftpb.Entry{ent(3)}))
+	d.Crash()
+	st, err := d.Load()
+	require.NoError(t, err)
+	require.Len(t, st.Entries, 2, "an unsynced write survived a crash")
+
+	d.Fsync = true
+	require.NoError(t, d.Save(nil, []*raftpb.Entry{ent(2), ent(3)}))
+	d.Crash()
+	st, err = d.Load()
+	require.NoError(t, err)
+	require.Len(t, st.Entries, 3, "a synced write was lost")
+}
