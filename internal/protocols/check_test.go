@@ -27,8 +27,11 @@ type mutation struct {
 	replica   func(protocol.Replica) protocol.Replica
 	newClient func(protocols.ClientOptions) protocol.Client
 	// crashAt, when set, crashes the leader at that virtual time and
-	// restarts it a second later.
+	// restarts it a second later from what its disk kept.
 	crashAt time.Duration
+	// followerCrashAt, when set, does the same to a follower drawn from
+	// the seed.
+	followerCrashAt time.Duration
 }
 
 // checkedRun runs a mixed workload on few keys under jitter, loss and
@@ -68,6 +71,19 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 			s.At(s.Now()+time.Second, func() { require.NoError(t, s.Restart(leader)) })
 		})
 	}
+	if m.followerCrashAt > 0 {
+		s.At(m.followerCrashAt, func() {
+			var followers []wire.NodeID
+			for _, r := range s.Replicas() {
+				if r != s.Leader() && s.Up(r) {
+					followers = append(followers, r)
+				}
+			}
+			f := followers[s.Rand().IntN(len(followers))]
+			s.Crash(f)
+			s.At(s.Now()+time.Second, func() { require.NoError(t, s.Restart(f)) })
+		})
+	}
 	res, err := s.RunWorkload(sim.Workload{ClientSites: sites, Sessions: 2, Ops: 30, Pipeline: 2,
 		Keys: 6, WriteRatio: 0.4, WeakRatio: 0.5}, 5*time.Minute)
 	require.NoError(t, err, "seed %d", seed)
@@ -105,9 +121,10 @@ func TestCheckedSimulation(t *testing.T) {
 	}
 }
 
-// TestCheckedLeaderCrash crashes the leader mid-run (restarting it a
-// second later) and checks the whole history, for every protocol, N = 3
-// and 5.
+// TestCheckedLeaderCrash crashes the leader mid-run, then a follower, each
+// restarted a second later from what its disk kept (its memory, witness
+// records included, is gone), and checks the whole history, for every
+// protocol, N = 3 and 5.
 func TestCheckedLeaderCrash(t *testing.T) {
 	seeds := uint64(20)
 	if *long {
@@ -117,7 +134,7 @@ func TestCheckedLeaderCrash(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for seed := uint64(1); seed <= seeds; seed++ {
 				n := 3 + 2*int(seed%2)
-				res := checkedRun(t, name, n, seed, mutation{crashAt: 500 * time.Millisecond})
+				res := checkedRun(t, name, n, seed, mutation{crashAt: 500 * time.Millisecond, followerCrashAt: 1700 * time.Millisecond})
 				require.NoError(t, res.Err, "seed %d", seed)
 				require.True(t, res.Clean(), "seed %d (n=%d): %v", seed, n, res.Violations)
 			}
