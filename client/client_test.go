@@ -38,7 +38,7 @@ func testConfig(t *testing.T) *config.Config {
 
 func startLocal(t *testing.T, cfg *config.Config) *cluster.Local {
 	t.Helper()
-	l, err := cluster.StartLocal(cfg, nil)
+	l, err := cluster.StartLocal(cfg, t.TempDir(), nil)
 	require.NoError(t, err)
 	t.Cleanup(l.Stop)
 	return l

@@ -37,6 +37,7 @@ type configFlags struct {
 	delayMs      float64
 	jitterMs     float64
 	emulate      bool
+	fsync        bool
 	threads      int
 	batchUs      int
 	flushUs      int
@@ -68,6 +69,7 @@ func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
 	fs.Float64Var(&f.delayMs, "delay", 0, "one-way delay between sites in ms (default 25)")
 	fs.Float64Var(&f.jitterMs, "jitter", 0, "uniform jitter added to each delay in ms (default 0)")
 	fs.BoolVar(&f.emulate, "emulate", true, "emulate wide-area latency between sites")
+	fs.BoolVar(&f.fsync, "fsync", true, "sync the replicas' write-ahead logs before sending (off only for pure protocol benchmarks)")
 	fs.IntVar(&f.batchUs, "batch-delay", 0, "leader batching delay in µs (default 100)")
 	fs.IntVar(&f.flushUs, "flush-delay", 0, "per-connection write gathering delay in µs (default 0)")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log protocol events to stderr")
@@ -110,6 +112,7 @@ func (f *configFlags) load(fs *pflag.FlagSet) (config.Config, error) {
 	set("delay", func() { cfg.Network.OneWayMs = f.delayMs })
 	set("jitter", func() { cfg.Network.JitterMs = f.jitterMs })
 	set("emulate", func() { cfg.Network.Emulate = f.emulate })
+	set("fsync", func() { cfg.Storage.Fsync = f.fsync })
 	set("batch-delay", func() { cfg.Raft.BatchDelayUs = f.batchUs })
 	set("flush-delay", func() { cfg.Network.FlushDelayUs = f.flushUs })
 	if f.bench {

@@ -17,15 +17,25 @@ import (
 
 func newServerCmd() *cobra.Command {
 	var (
-		flags configFlags
-		id    uint64
-		debug string
+		flags     configFlags
+		id        uint64
+		debug     string
+		dataDir   string
+		bootstrap bool
 	)
 	cmd := &cobra.Command{
 		Use:   "server --config FILE --id N",
 		Short: "Run one replica of a configured cluster",
 		Long: `Run one replica. Every replica of a deployment gets the same configuration
-file and its own --id; clients find the replicas through the same file.`,
+file and its own --id; clients find the replicas through the same file.
+
+The replica keeps its raft log, hard state and snapshots in its data
+directory and resumes from them when restarted. A blank data directory starts
+a new cluster only with --bootstrap (give it to every replica on the first
+start); without it the replica refuses to start, since a replica that lost
+its disk must not rejoin as if it had never voted. A data directory that
+holds state is always resumed from, so restarting with the first start's
+command line is safe.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := flags.load(cmd.Flags())
@@ -33,14 +43,14 @@ file and its own --id; clients find the replicas through the same file.`,
 				return err
 			}
 			logger := flags.logger().With("replica", id)
-			srv, err := cluster.NewServer(&cfg, id, logger)
+			srv, err := cluster.NewServer(&cfg, id, cluster.ServerOptions{DataDir: dataDir, Bootstrap: bootstrap}, logger)
 			if err != nil {
 				return err
 			}
 			if debug != "" {
 				http.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
 					w.Header().Set("Content-Type", "application/json")
-					_ = json.NewEncoder(w).Encode(srv.Status())
+					_ = json.NewEncoder(w).Encode(cluster.ServerStatus{Status: srv.Status(), Disk: srv.Disk.Stats()})
 				})
 				go func() { logger.Warn("debug server", "err", http.ListenAndServe(debug, nil)) }()
 			}
@@ -53,6 +63,8 @@ file and its own --id; clients find the replicas through the same file.`,
 	flags.register(cmd.Flags(), false)
 	cmd.Flags().Uint64Var(&id, "id", 0, "this replica's id in the configuration (required)")
 	cmd.Flags().StringVar(&debug, "debug-addr", "", "serve /status (JSON) and net/http/pprof on this address")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "directory for the replica's raft log and snapshots (default: the configuration's data_dir, or hybridkv-data/replica-<id>)")
+	cmd.Flags().BoolVar(&bootstrap, "bootstrap", false, "start a new cluster if the data directory is blank (ignored when it holds state)")
 	_ = cmd.MarkFlagRequired("id")
 	return cmd
 }

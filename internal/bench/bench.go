@@ -74,6 +74,7 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 	}
 	report.Notes = append(report.Notes, r.outage.notes(start)...)
 	note, states := r.converged(ctx)
+	report.Notes = append(report.Notes, r.disks...)
 	if note != "" {
 		report.Notes = append(report.Notes, note)
 	}
@@ -101,6 +102,8 @@ type run struct {
 	ops     atomic.Int64
 	stopped atomic.Bool
 	outage  outage
+	// disks describes each replica's disk at the end of the run.
+	disks []string
 }
 
 type benchClient struct {

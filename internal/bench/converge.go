@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/raftlog"
 )
 
 // converged waits, after the load has drained, until every running replica
@@ -19,12 +20,14 @@ func (r *run) converged(ctx context.Context) (string, []protocol.Status) {
 	var sts []protocol.Status
 	for {
 		sts = sts[:0]
+		r.disks = r.disks[:0]
 		for _, p := range r.procs.Procs {
 			if !p.Running() {
 				continue
 			}
 			if st, err := p.Status(ctx); err == nil {
-				sts = append(sts, st)
+				sts = append(sts, st.Status)
+				r.disks = append(r.disks, diskNote(p.ID, st.Disk))
 			}
 		}
 		if same(sts) {
@@ -48,4 +51,15 @@ func same(sts []protocol.Status) bool {
 		}
 	}
 	return true
+}
+
+// diskNote describes what a replica's disk did during the run.
+func diskNote(id uint64, d raftlog.DiskStats) string {
+	if !d.Fsync {
+		return fmt.Sprintf("replica %d disk: fsync OFF (a power cut may lose acknowledged writes); wal %.1f MB, snapshots %.1f MB",
+			id, float64(d.WALBytes)/1e6, float64(d.SnapBytes)/1e6)
+	}
+	ms := func(t time.Duration) float64 { return float64(t.Microseconds()) / 1e3 }
+	return fmt.Sprintf("replica %d disk: fsync on, %d syncs, sync p50 %.2f ms p99 %.2f ms max %.2f ms; %d snapshots; wal %.1f MB, snapshots %.1f MB",
+		id, d.Syncs, ms(d.SyncP50), ms(d.SyncP99), ms(d.SyncMax), d.Snapshots, float64(d.WALBytes)/1e6, float64(d.SnapBytes)/1e6)
 }

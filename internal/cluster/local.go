@@ -6,16 +6,16 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"path/filepath"
 	"sync"
 
 	"github.com/hybridkv/hybridkv/internal/config"
 	"github.com/hybridkv/hybridkv/internal/protocol"
-	"github.com/hybridkv/hybridkv/internal/runtime"
 )
 
 // Local is a cluster whose replicas all run inside this process.
 type Local struct {
-	Replicas []*runtime.Replica
+	Replicas []*Server
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 }
@@ -49,15 +49,17 @@ func freeAddr() (string, error) {
 	return "", fmt.Errorf("no free loopback port in [%d, %d)", lo, hi)
 }
 
-// StartLocal runs every replica of cfg in this process.
-func StartLocal(cfg *config.Config, logger *slog.Logger) (*Local, error) {
+// StartLocal runs every replica of cfg in this process, each with its data
+// directory under dir, bootstrapping a new cluster if they are blank.
+func StartLocal(cfg *config.Config, dir string, logger *slog.Logger) (*Local, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Local{cancel: cancel}
 	for _, r := range cfg.Replicas {
-		srv, err := NewServer(cfg, r.ID, logger.With("replica", r.ID))
+		srv, err := NewServer(cfg, r.ID, ServerOptions{DataDir: filepath.Join(dir, fmt.Sprintf("replica-%d", r.ID)), Bootstrap: true},
+			logger.With("replica", r.ID))
 		if err != nil {
 			l.Stop()
 			return nil, fmt.Errorf("replica %d: %w", r.ID, err)

@@ -33,7 +33,7 @@ func startCluster(t testing.TB, n int, oneWayMs float64) (*config.Config, *clust
 	require.NoError(t, err)
 	cfg.Network.OneWayMs = oneWayMs
 	require.NoError(t, cluster.FreePorts(&cfg))
-	l, err := cluster.StartLocal(&cfg, nil)
+	l, err := cluster.StartLocal(&cfg, t.TempDir(), nil)
 	require.NoError(t, err)
 	t.Cleanup(l.Stop)
 	return &cfg, l

@@ -1,12 +1,15 @@
 package cluster
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 
 	"github.com/hybridkv/hybridkv/client"
 	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/disk"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/protocols"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
@@ -15,8 +18,41 @@ import (
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
-// NewServer builds replica id of cfg, listening on its configured address.
-func NewServer(cfg *config.Config, id uint64, logger *slog.Logger) (*runtime.Replica, error) {
+// ServerOptions say where a replica keeps its state and whether it may
+// start a new cluster.
+type ServerOptions struct {
+	// DataDir overrides the configuration's data directory for the replica.
+	DataDir string
+	// Bootstrap lets a replica whose data directory is blank start a new
+	// cluster. A data directory that holds state is resumed from, whatever
+	// Bootstrap says.
+	Bootstrap bool
+}
+
+// ServerStatus is what a replica process serves at /status.
+type ServerStatus struct {
+	protocol.Status
+	Disk raftlog.DiskStats `json:"disk"`
+}
+
+// Server is one replica process's replica and its disk.
+type Server struct {
+	*runtime.Replica
+	Disk *disk.Disk
+}
+
+// Run runs the replica until ctx ends, then releases its disk.
+func (s *Server) Run(ctx context.Context) error {
+	err := s.Replica.Run(ctx)
+	if cerr := s.Disk.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// NewServer builds replica id of cfg on its data directory, listening on
+// its configured address.
+func NewServer(cfg *config.Config, id uint64, opts ServerOptions, logger *slog.Logger) (*Server, error) {
 	proto, err := protocols.Lookup(cfg.Protocol)
 	if err != nil {
 		return nil, err
@@ -25,6 +61,32 @@ func NewServer(cfg *config.Config, id uint64, logger *slog.Logger) (*runtime.Rep
 	if !ok {
 		return nil, fmt.Errorf("replica %d is not in the configuration", id)
 	}
+	dir := opts.DataDir
+	if dir == "" {
+		dir = cfg.DataDir(id)
+	}
+	d, err := disk.Open(disk.Options{Dir: dir, Fsync: cfg.Storage.Fsync, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	rep, err := newReplica(cfg, self, proto, d, opts.Bootstrap, logger)
+	if errors.Is(err, raftlog.ErrBlankDisk) {
+		err = fmt.Errorf("replica %d: data dir %s holds no state and --bootstrap was not given. "+
+			"If this is a new cluster, start every replica with --bootstrap once. "+
+			"If this replica lost its disk, it must not rejoin blank: it could vote twice in a term and "+
+			"let a leader without committed writes be elected; restore its data dir from a backup taken "+
+			"while it was stopped, or start a new cluster", id, dir)
+	}
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return &Server{Replica: rep, Disk: d}, nil
+}
+
+func newReplica(cfg *config.Config, self config.Replica, proto protocols.Protocol, d raftlog.Disk,
+	bootstrap bool, logger *slog.Logger) (*runtime.Replica, error) {
+	id := self.ID
 	site, _ := cfg.SiteIndex(self.Site)
 	var peers []wire.NodeID
 	dial := make(map[wire.NodeID]transport.Peer)
@@ -41,8 +103,8 @@ func NewServer(cfg *config.Config, id uint64, logger *slog.Logger) (*runtime.Rep
 		ElectionTicks:  cfg.Raft.ElectionTicks,
 		HeartbeatTicks: cfg.Raft.HeartbeatTicks,
 		Rand:           rand.New(rand.NewPCG(rand.Uint64(), id)),
-		Disk:           raftlog.NewMemDisk(),
-		Bootstrap:      true,
+		Disk:           d,
+		Bootstrap:      bootstrap,
 	}, protocols.ReplicaOptions{MaxBatch: cfg.Raft.MaxBatch, Logger: logger})
 	if err != nil {
 		return nil, err

@@ -10,12 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/hybridkv/hybridkv/internal/config"
-	"github.com/hybridkv/hybridkv/internal/protocol"
 )
 
 // Process is one replica running as a child process.
@@ -23,6 +23,8 @@ type Process struct {
 	ID  uint64
 	Cmd *exec.Cmd
 	Log string // path of its combined output
+	// DataDir holds the replica's raft log and snapshots.
+	DataDir string
 	// DebugAddr serves the replica's /status and profiles.
 	DebugAddr string
 	// exited is closed when the process has been waited for.
@@ -34,10 +36,15 @@ type Process struct {
 type Processes struct {
 	Dir   string
 	Procs []*Process
+
+	binary, cfgPath string
+	cfg             *config.Config
 }
 
 // Spawn starts every replica of cfg as `binary server --config F --id N`,
-// logging to files in dir, and waits until each accepts connections.
+// logging to files in dir and keeping its data in dir/data/replica-N, and
+// waits until each accepts connections. Replicas whose data directory does
+// not exist yet bootstrap a new cluster; those that have one resume it.
 func Spawn(ctx context.Context, binary string, cfg *config.Config, dir string) (*Processes, error) {
 	raw, err := cfg.YAML()
 	if err != nil {
@@ -50,9 +57,9 @@ func Spawn(ctx context.Context, binary string, cfg *config.Config, dir string) (
 	if err := os.WriteFile(cfgPath, raw, 0o644); err != nil {
 		return nil, err
 	}
-	ps := &Processes{Dir: dir}
+	ps := &Processes{Dir: dir, binary: binary, cfgPath: cfgPath, cfg: cfg}
 	for _, r := range cfg.Replicas {
-		p, err := spawnOne(binary, cfgPath, dir, r.ID)
+		p, err := ps.spawnOne(r.ID)
 		if err != nil {
 			ps.Stop()
 			return nil, err
@@ -68,9 +75,40 @@ func Spawn(ctx context.Context, binary string, cfg *config.Config, dir string) (
 	return ps, nil
 }
 
-func spawnOne(binary, cfgPath, dir string, id uint64) (*Process, error) {
-	logPath := filepath.Join(dir, fmt.Sprintf("replica-%d.log", id))
-	out, err := os.Create(logPath)
+// Restart starts replica id again on its data directory, once its process
+// has exited (killed or stopped), and waits until it accepts connections.
+func (ps *Processes) Restart(ctx context.Context, id uint64) error {
+	i := slices.IndexFunc(ps.Procs, func(p *Process) bool { return p.ID == id })
+	if i < 0 {
+		return fmt.Errorf("no replica %d", id)
+	}
+	if ps.Procs[i].Running() {
+		return fmt.Errorf("replica %d is running", id)
+	}
+	p, err := ps.spawnOne(id)
+	if err != nil {
+		return err
+	}
+	ps.Procs[i] = p
+	r, _ := findReplica(ps.cfg, id)
+	if err := waitListening(ctx, r.Addr, p); err != nil {
+		return fmt.Errorf("replica %d: %w (see %s)", id, err, p.Log)
+	}
+	return nil
+}
+
+// Proc returns replica id's process.
+func (ps *Processes) Proc(id uint64) *Process {
+	i := slices.IndexFunc(ps.Procs, func(p *Process) bool { return p.ID == id })
+	if i < 0 {
+		return nil
+	}
+	return ps.Procs[i]
+}
+
+func (ps *Processes) spawnOne(id uint64) (*Process, error) {
+	logPath := filepath.Join(ps.Dir, fmt.Sprintf("replica-%d.log", id))
+	out, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +116,13 @@ func spawnOne(binary, cfgPath, dir string, id uint64) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(binary, "server", "--config", cfgPath, "--id", strconv.FormatUint(id, 10), "--debug-addr", debug)
+	dataDir := filepath.Join(ps.Dir, "data", fmt.Sprintf("replica-%d", id))
+	args := []string{"server", "--config", ps.cfgPath, "--id", strconv.FormatUint(id, 10),
+		"--debug-addr", debug, "--data-dir", dataDir}
+	if _, err := os.Stat(dataDir); errors.Is(err, os.ErrNotExist) {
+		args = append(args, "--bootstrap")
+	}
+	cmd := exec.Command(ps.binary, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	// Own process group: a Ctrl-C at the terminal reaches the parent, which
 	// then stops its children in order.
@@ -87,7 +131,7 @@ func spawnOne(binary, cfgPath, dir string, id uint64) (*Process, error) {
 		out.Close()
 		return nil, fmt.Errorf("start replica %d: %w", id, err)
 	}
-	p := &Process{ID: id, Cmd: cmd, Log: logPath, DebugAddr: debug, exited: make(chan struct{})}
+	p := &Process{ID: id, Cmd: cmd, Log: logPath, DataDir: dataDir, DebugAddr: debug, exited: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		out.Close()
@@ -152,8 +196,8 @@ func (ps *Processes) Stop() {
 }
 
 // Status asks a running replica for its status.
-func (p *Process) Status(ctx context.Context) (protocol.Status, error) {
-	var st protocol.Status
+func (p *Process) Status(ctx context.Context) (ServerStatus, error) {
+	var st ServerStatus
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.DebugAddr+"/status", nil)
 	if err != nil {
 		return st, err

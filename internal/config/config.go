@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -42,6 +43,8 @@ type Config struct {
 	// Raft holds the timing of log replication, shared by every protocol
 	// (all of them order writes through a raft log).
 	Raft RaftParams `yaml:"raft"`
+	// Storage says how replicas keep their state on disk.
+	Storage Storage `yaml:"storage"`
 	// Client holds client-side timeouts.
 	Client ClientParams `yaml:"client"`
 	// Bench is the benchmark workload.
@@ -57,6 +60,12 @@ type Replica struct {
 	Addr string `yaml:"addr"`
 	// Site is one of Config.Sites.
 	Site string `yaml:"site"`
+	// DataDir is the directory holding the replica's raft log, hard state
+	// and snapshots; a restarted replica resumes from it. Default (when
+	// empty): hybridkv-data/replica-<id> under the server's working
+	// directory. `hybridkv cluster` and `bench` give each replica its own
+	// under their run directory.
+	DataDir string `yaml:"data_dir"`
 }
 
 // Clients places the client processes.
@@ -110,6 +119,26 @@ type RaftParams struct {
 	// MaxBatch caps the operations in one proposal batch; a full batch is
 	// proposed without waiting out BatchDelayUs. Default 256.
 	MaxBatch int `yaml:"max_batch"`
+}
+
+// Storage says how replicas keep their state on disk.
+type Storage struct {
+	// Fsync syncs the write-ahead log before a replica sends anything that
+	// depends on it, as raft requires. Off, a power cut (not a process
+	// crash) can lose acknowledged writes: for pure protocol benchmarks
+	// only. Default true.
+	Fsync bool `yaml:"fsync"`
+}
+
+// DataDir is replica id's data directory: its configured one, or the
+// default under the working directory.
+func (c *Config) DataDir(id uint64) string {
+	for _, r := range c.Replicas {
+		if r.ID == id && r.DataDir != "" {
+			return r.DataDir
+		}
+	}
+	return filepath.Join("hybridkv-data", fmt.Sprintf("replica-%d", id))
 }
 
 // ClientParams are the client library's timeouts.
@@ -195,6 +224,7 @@ func Default() Config {
 			BatchDelayUs:   100,
 			MaxBatch:       256,
 		},
+		Storage: Storage{Fsync: true},
 		Client: ClientParams{
 			RetryMs:   500,
 			TimeoutMs: 10000,

@@ -325,7 +325,7 @@ replicas:
   - {id: 8, addr: "h:2", site: site2}
   - {id: 9, addr: "h:3", site: site0}
 `, func(c *Config) {
-			c.Replicas = []Replica{{7, "h:1", "site2"}, {8, "h:2", "site2"}, {9, "h:3", "site0"}}
+			c.Replicas = []Replica{{ID: 7, Addr: "h:1", Site: "site2"}, {ID: 8, Addr: "h:2", Site: "site2"}, {ID: 9, Addr: "h:3", Site: "site0"}}
 			c.Clients.Sites = []string{"site2", "site0"}
 		}},
 	}

@@ -222,7 +222,7 @@ func TestReplicaStatusElectsLeader(t *testing.T) {
 	cfg := config.Default()
 	cfg.Network.OneWayMs = 1
 	require.NoError(t, cluster.FreePorts(&cfg))
-	l, err := cluster.StartLocal(&cfg, nil)
+	l, err := cluster.StartLocal(&cfg, t.TempDir(), nil)
 	require.NoError(t, err)
 	t.Cleanup(l.Stop)
 
