@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hybridkv/hybridkv/internal/bench"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -19,7 +22,7 @@ func newBenchCmd() *cobra.Command {
 		quiet    bool
 		sweep    string
 		noPlots  bool
-		kill     time.Duration
+		kills    crashFlags
 		check    bool
 	)
 	flags.protocolList = true
@@ -54,9 +57,13 @@ within 100 ms).`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			crash, err := kills.crash()
+			if err != nil {
+				return err
+			}
 			dir := filepath.Join(out, time.Now().Format("20060102-150405"))
 			r := benchRun{cmd: cmd, cfg: cfg, names: names, sweep: sw, dir: dir, external: external,
-				quiet: quiet, plots: !noPlots, logger: flags.logger(), killLeader: kill, check: check}
+				quiet: quiet, plots: !noPlots, logger: flags.logger(), crash: crash, check: check}
 			return r.run(ctx)
 		},
 	}
@@ -66,7 +73,39 @@ within 100 ms).`,
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress lines")
 	cmd.Flags().StringVar(&sweep, "sweep", "", "PARAM=V1,V2,... with PARAM one of threads, pendings, batch-delay, weak-ratio")
 	cmd.Flags().BoolVar(&noPlots, "no-plots", false, "skip drawing plots")
-	cmd.Flags().DurationVar(&kill, "kill-leader", 0, "SIGKILL the leader's process this long after the start, and report the outage")
+	kills.register(cmd)
 	cmd.Flags().BoolVar(&check, "check", false, "record every operation and check the history for consistency violations")
 	return cmd
+}
+
+// crashFlags choose one replica crash for a run.
+type crashFlags struct {
+	leader, follower, all, restart time.Duration
+}
+
+func (f *crashFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.DurationVar(&f.leader, "kill-leader", 0, "SIGKILL the leader's process this long after the start, and report the outage")
+	fs.DurationVar(&f.follower, "kill-follower", 0, "SIGKILL a follower's process this long after the start")
+	fs.DurationVar(&f.all, "kill-all", 0, "SIGKILL every replica's process this long after the start (a power cut)")
+	fs.DurationVar(&f.restart, "restart-after", 0, "restart the killed replicas from their data directories this long after the kill")
+}
+
+func (f *crashFlags) crash() (*bench.Crash, error) {
+	var crashes []*bench.Crash
+	for _, c := range []bench.Crash{{Target: "leader", After: f.leader}, {Target: "follower", After: f.follower}, {Target: "all", After: f.all}} {
+		if c.After > 0 {
+			c.RestartAfter = f.restart
+			crashes = append(crashes, &c)
+		}
+	}
+	switch {
+	case len(crashes) > 1:
+		return nil, errors.New("give one of --kill-leader, --kill-follower and --kill-all")
+	case len(crashes) == 0 && f.restart > 0:
+		return nil, errors.New("--restart-after needs --kill-leader, --kill-follower or --kill-all")
+	case len(crashes) == 0:
+		return nil, nil
+	}
+	return crashes[0], nil
 }

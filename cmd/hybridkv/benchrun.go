@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -32,8 +31,8 @@ type benchRun struct {
 	quiet    bool
 	plots    bool
 	logger   *slog.Logger
-	// killLeader, when positive, kills the leader's process mid-run.
-	killLeader time.Duration
+	// crash, when set, kills replica processes mid-run.
+	crash *bench.Crash
 	// check records every run's history and checks it.
 	check bool
 	// violations counts runs whose check failed.
@@ -140,7 +139,7 @@ func (r *benchRun) run(ctx context.Context) error {
 // one runs a single benchmark and prints its table.
 func (r *benchRun) one(ctx context.Context, cfg config.Config, label string) (*stats.Report, error) {
 	opts := bench.Options{Config: cfg, Logger: r.logger, WorkDir: filepath.Join(r.dir, "logs", cfg.Protocol+label),
-		KillLeaderAfter: r.killLeader}
+		Crash: r.crash}
 	if r.check {
 		opts.HistoryPath = filepath.Join(r.dir, cfg.Protocol+strings.ReplaceAll(label, "=", "-")+".history")
 	}

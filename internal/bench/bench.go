@@ -31,10 +31,10 @@ type Options struct {
 	// Progress receives a line per second while the run goes; nil is quiet.
 	Progress io.Writer
 	Logger   *slog.Logger
-	// KillLeaderAfter, when positive, SIGKILLs the leader's process this
-	// long after the start, and the report says how long strong writes
-	// were unavailable.
-	KillLeaderAfter time.Duration
+	// Crash, when set, SIGKILLs replica processes mid-run (and restarts
+	// them from their data directories if asked); the report says how long
+	// strong writes were unavailable.
+	Crash *Crash
 	// HistoryPath, when set, records every operation there and checks the
 	// history for consistency violations after the run.
 	HistoryPath string
@@ -73,6 +73,9 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 		return nil, nil, err
 	}
 	report.Notes = append(report.Notes, r.outage.notes(start)...)
+	if r.history != nil {
+		report.Notes = append(report.Notes, r.readBack(ctx))
+	}
 	note, states := r.converged(ctx)
 	report.Notes = append(report.Notes, r.disks...)
 	if note != "" {
@@ -153,10 +156,20 @@ func (r *run) openClients() error {
 				outage:   &r.outage,
 				ops:      &r.ops,
 				drained:  make(chan struct{}),
+				written:  r.keysWritten(),
 			})
 		}
 	}
 	return nil
+}
+
+// keysWritten is a driver's record of the keys it writes: kept only when
+// the history is checked, for the final read-back.
+func (r *run) keysWritten() map[uint64]struct{} {
+	if r.history == nil {
+		return nil
+	}
+	return make(map[uint64]struct{})
 }
 
 func (r *run) closeClients() {
@@ -190,9 +203,9 @@ func (r *run) measure(ctx context.Context) (*stats.Report, error) {
 	}
 	stopProgress := r.progress(start)
 	defer stopProgress()
-	if o := r.opts.KillLeaderAfter; o > 0 && r.procs != nil {
-		stopKill := r.killLeaderAt(start.Add(o))
-		defer stopKill()
+	if c := r.opts.Crash; c != nil && r.procs != nil {
+		stopCrash := r.crashAt(ctx, start, *c)
+		defer stopCrash()
 	}
 
 	cpuStart := r.cpu()

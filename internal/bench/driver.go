@@ -25,11 +25,13 @@ type driver struct {
 	issued   int
 	inflight int
 	writes   uint64
-	stopped  *atomic.Bool
-	outage   *outage
-	ops      *atomic.Int64
-	drained  chan struct{}
-	closed   bool
+	// written holds the keys this session wrote, for the final read-back.
+	written map[uint64]struct{}
+	stopped *atomic.Bool
+	outage  *outage
+	ops     *atomic.Int64
+	drained chan struct{}
+	closed  bool
 }
 
 func (d *driver) start() {
@@ -54,6 +56,9 @@ func (d *driver) issue() {
 		// be traced to the write it observed.
 		d.writes++
 		value = d.gen.Value(wire.OpID{Session: d.session.ID(), Seq: d.writes})
+		if d.written != nil {
+			d.written[key] = struct{}{}
+		}
 	}
 	d.issued++
 	d.inflight++

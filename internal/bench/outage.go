@@ -1,25 +1,52 @@
 package bench
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
 
-// outage measures what a leader kill costs the clients: the time from the
-// kill to the completion of the first strong write invoked after it.
-type outage struct {
-	mu       sync.Mutex
-	victim   uint64
-	killedAt time.Time
-	firstOK  time.Time
-	err      error
+// Crash is a replica crash a run injects: SIGKILL, then optionally a
+// restart from the replica's data directory.
+type Crash struct {
+	// Target is "leader", "follower" or "all".
+	Target string
+	// After is the time from the start of the run to the kill.
+	After time.Duration
+	// RestartAfter, when positive, restarts the killed replicas this long
+	// after the kill.
+	RestartAfter time.Duration
 }
 
-func (o *outage) killed(victim uint64, at time.Time, err error) {
+// CrashTargets are the accepted Crash.Target values.
+var CrashTargets = []string{"leader", "follower", "all"}
+
+// outage measures what a crash costs the clients: the time from the kill
+// to the completion of the first strong write invoked after it.
+type outage struct {
+	mu          sync.Mutex
+	what        string // the replicas killed
+	killedAt    time.Time
+	restartedAt time.Time
+	firstOK     time.Time
+	err         error
+}
+
+func (o *outage) killed(what string, at time.Time, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.victim, o.killedAt, o.err = victim, at, err
+	o.what, o.killedAt, o.err = what, at, err
+}
+
+func (o *outage) restarted(at time.Time, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.restartedAt = at
+	if err != nil && o.err == nil {
+		o.err = fmt.Errorf("restart: %w", err)
+	}
 }
 
 // strongWrite notes a successful strong write invoked at start.
@@ -39,32 +66,93 @@ func (o *outage) notes(start time.Time) []string {
 	defer o.mu.Unlock()
 	switch {
 	case o.err != nil:
-		return []string{fmt.Sprintf("leader kill failed: %v", o.err)}
+		return []string{fmt.Sprintf("crash of %s failed: %v", o.what, o.err)}
 	case o.killedAt.IsZero():
 		return nil
-	case o.firstOK.IsZero():
-		return []string{fmt.Sprintf("killed leader replica %d at +%.1fs; no strong write invoked after it completed",
-			o.victim, o.killedAt.Sub(start).Seconds())}
 	}
-	return []string{fmt.Sprintf("killed leader replica %d at +%.1fs; first strong write invoked after the kill completed %.0f ms later",
-		o.victim, o.killedAt.Sub(start).Seconds(), float64(o.firstOK.Sub(o.killedAt).Microseconds())/1e3)}
+	note := fmt.Sprintf("killed %s at +%.1fs", o.what, o.killedAt.Sub(start).Seconds())
+	if !o.restartedAt.IsZero() {
+		note += fmt.Sprintf(", restarted from disk at +%.1fs", o.restartedAt.Sub(start).Seconds())
+	}
+	if o.firstOK.IsZero() {
+		return []string{note + "; no strong write invoked after the kill completed"}
+	}
+	return []string{fmt.Sprintf("%s; first strong write invoked after the kill completed %.0f ms later",
+		note, float64(o.firstOK.Sub(o.killedAt).Microseconds())/1e3)}
 }
 
-// killLeaderAt SIGKILLs the replica the first client believes leads, at t.
-func (r *run) killLeaderAt(t time.Time) (stop func()) {
-	timer := time.AfterFunc(time.Until(t), func() {
-		leader := r.clients[0].c.Leader()
-		for _, p := range r.procs.Procs {
-			if p.ID == leader {
-				p.Kill()
-				r.outage.killed(leader, time.Now(), nil)
-				if r.history != nil {
-					r.history.AddFault(fmt.Sprintf("SIGKILL leader replica %d", leader))
-				}
+// crashAt kills c.Target at start+c.After and restarts it if asked; the
+// returned stop waits for a restart under way.
+func (r *run) crashAt(ctx context.Context, start time.Time, c Crash) (stop func()) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	timer := time.AfterFunc(time.Until(start.Add(c.After)), func() {
+		defer wg.Done()
+		victims, err := r.victims(c.Target)
+		what := describeVictims(c.Target, victims)
+		if err != nil {
+			r.outage.killed(what, time.Now(), err)
+			return
+		}
+		for _, id := range victims {
+			r.procs.Proc(id).Kill()
+		}
+		r.outage.killed(what, time.Now(), nil)
+		r.fault("SIGKILL " + what)
+		if c.RestartAfter <= 0 || !sleepUntil(ctx, time.Now().Add(c.RestartAfter)) {
+			return
+		}
+		for _, id := range victims {
+			if err := r.procs.Restart(ctx, id); err != nil {
+				r.outage.restarted(time.Now(), err)
 				return
 			}
 		}
-		r.outage.killed(leader, time.Now(), fmt.Errorf("no running replica is the leader (client believes %d)", leader))
+		r.outage.restarted(time.Now(), nil)
+		r.fault("restarted " + what + " from disk")
 	})
-	return func() { timer.Stop() }
+	return func() {
+		if timer.Stop() {
+			wg.Done()
+		}
+		wg.Wait()
+	}
+}
+
+// victims picks the replicas a crash kills.
+func (r *run) victims(target string) ([]uint64, error) {
+	leader := r.clients[0].c.Leader()
+	var ids []uint64
+	for _, p := range r.procs.Procs {
+		if !p.Running() {
+			continue
+		}
+		switch {
+		case target == "all",
+			target == "leader" && p.ID == leader,
+			target == "follower" && p.ID != leader && len(ids) == 0:
+			ids = append(ids, p.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("no running replica is the %s (client believes %d leads)", target, leader)
+	}
+	return ids, nil
+}
+
+func describeVictims(target string, ids []uint64) string {
+	if target == "all" {
+		return "all replicas"
+	}
+	var s []string
+	for _, id := range ids {
+		s = append(s, fmt.Sprint(id))
+	}
+	return fmt.Sprintf("%s replica %s", target, strings.Join(s, ","))
+}
+
+func (r *run) fault(what string) {
+	if r.history != nil {
+		r.history.AddFault(what)
+	}
 }

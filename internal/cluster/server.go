@@ -16,6 +16,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/runtime"
 	"github.com/hybridkv/hybridkv/internal/transport"
 	"github.com/hybridkv/hybridkv/internal/wire"
+	"github.com/hybridkv/hybridkv/internal/witness"
 )
 
 // ServerOptions say where a replica keeps its state and whether it may
@@ -69,7 +70,11 @@ func NewServer(cfg *config.Config, id uint64, opts ServerOptions, logger *slog.L
 	if err != nil {
 		return nil, err
 	}
-	rep, err := newReplica(cfg, self, proto, d, opts.Bootstrap, logger)
+	var rep *runtime.Replica
+	records, err := d.Records()
+	if err == nil {
+		rep, err = newReplica(cfg, self, proto, d, records, opts.Bootstrap, logger)
+	}
 	if errors.Is(err, raftlog.ErrBlankDisk) {
 		err = fmt.Errorf("replica %d: data dir %s holds no state and --bootstrap was not given. "+
 			"If this is a new cluster, start every replica with --bootstrap once. "+
@@ -85,7 +90,7 @@ func NewServer(cfg *config.Config, id uint64, opts ServerOptions, logger *slog.L
 }
 
 func newReplica(cfg *config.Config, self config.Replica, proto protocols.Protocol, d raftlog.Disk,
-	bootstrap bool, logger *slog.Logger) (*runtime.Replica, error) {
+	records witness.Log, bootstrap bool, logger *slog.Logger) (*runtime.Replica, error) {
 	id := self.ID
 	site, _ := cfg.SiteIndex(self.Site)
 	var peers []wire.NodeID
@@ -105,6 +110,7 @@ func newReplica(cfg *config.Config, self config.Replica, proto protocols.Protoco
 		Rand:           rand.New(rand.NewPCG(rand.Uint64(), id)),
 		Disk:           d,
 		Bootstrap:      bootstrap,
+		Records:        records,
 	}, protocols.ReplicaOptions{MaxBatch: cfg.Raft.MaxBatch, Logger: logger})
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package curp
 
 import (
+	"fmt"
 	"log/slog"
 
 	"github.com/hybridkv/hybridkv/internal/kvstore"
@@ -56,6 +57,8 @@ type Replica struct {
 	recovery   *recovery
 	waiting    []queued // requests that arrived during recovery
 	wit        witnesses
+	// records makes the pool durable; nil keeps it in memory only.
+	records witness.Log
 }
 
 type queued struct {
@@ -71,8 +74,12 @@ func NewReplica(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 		return nil, err
 	}
 	r := &Replica{Replica: base, ext: opts.Extension, pool: witness.New(),
-		retryTicks: max(1, opts.RecoveryRetryTicks),
-		wit:        newWitnesses(cfg.Rand.Uint64(), !base.Restarted())}
+		retryTicks: max(1, opts.RecoveryRetryTicks), records: cfg.Records,
+		// A restarted witness is complete if its records survived.
+		wit: newWitnesses(cfg.Rand.Uint64(), !base.Restarted() || cfg.Records != nil)}
+	if err := r.loadRecords(); err != nil {
+		return nil, fmt.Errorf("replica %d: witness records: %w", cfg.ID, err)
+	}
 	if opts.RecoveryRetryTicks <= 0 {
 		r.retryTicks = 10
 	}

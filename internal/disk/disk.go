@@ -40,6 +40,8 @@ type Disk struct {
 	snaps  *snap.Snapshotter
 	w      *wal.WAL // nil until the first write to a blank directory
 	zl     *zap.Logger
+	// records is the witness log, once opened.
+	records *Records
 
 	// state is the hard state last saved, to tell whether a Save must sync.
 	state *raftpb.HardState
@@ -244,6 +246,12 @@ func (d *Disk) Close() error {
 	if d.w != nil {
 		err = d.w.Close()
 		d.w = nil
+	}
+	if d.records != nil {
+		if cerr := d.records.f.Close(); err == nil {
+			err = cerr
+		}
+		d.records = nil
 	}
 	if uerr := unlockDir(d.lock); err == nil {
 		err = uerr

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/wire"
+	"github.com/hybridkv/hybridkv/internal/witness"
 )
 
 // Replica is the replica side of a protocol.
@@ -53,6 +54,9 @@ type ReplicaConfig struct {
 	// a blank disk is refused (see raftlog.New): a replica that lost its
 	// disk must not vote again in a term it may have voted in.
 	Bootstrap bool
+	// Records keeps a CURP witness's records across restarts; nil keeps
+	// them in memory only (see the curp package's witnesses).
+	Records witness.Log
 }
 
 // Completion reports the end of one client operation.

@@ -1,6 +1,7 @@
 package protocols_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -16,49 +17,56 @@ var curpFamily = []string{"curp", "curp-ht", "curp-ho"}
 // TestRestartedWitnessDoesNotLoseFastPathWrites: with N = 5 (f = 2) a
 // strong write completes on the fast path, recorded by the leader and three
 // witnesses but not yet committed. One of those witnesses crashes and
-// restarts, which empties its pool, and then the leader crashes. A new
-// leader that took the restarted witness's empty answer as complete would
-// find the write at one witness only, below the ⌈f/2⌉+1 = 2 it replays,
-// and lose an acknowledged write. The restarted witness must not count
-// until it is known to hold everything it could have acknowledged.
+// restarts, and then the leader crashes. A new leader that took the
+// restarted witness's answer as complete although a restart emptied its
+// pool would find the write at one witness only, below the ⌈f/2⌉+1 = 2 it
+// replays, and lose an acknowledged write. Witness records are durable by
+// default; with volatile ones the restarted witness must not count until it
+// is known to hold everything it could have acknowledged.
 func TestRestartedWitnessDoesNotLoseFastPathWrites(t *testing.T) {
 	for _, name := range curpFamily {
-		t.Run(name, func(t *testing.T) {
-			c := newCluster(t, name, 5, 1, sim.Network{})
-			leader := c.Leader()
-			var others []wire.NodeID
-			for _, r := range c.Replicas() {
-				if r != leader {
-					others = append(others, r)
-				}
-			}
-			restarted, absent, slow := others[0], others[2], others[3]
-			cl := c.AddClient(siteOf(leader))
-			// The write cannot commit (the leader hears no replica) and one
-			// witness never sees it: the leader and three witnesses record
-			// it, a superquorum of four.
-			c.Partition([]wire.NodeID{leader}, others)
-			c.Partition([]wire.NodeID{cl}, []wire.NodeID{absent})
-			w := c.put(cl, 1, key, "acked", wire.Strong)
-			require.Equal(t, "fast", w.Path.String(), "the write should complete on the fast path")
-
-			c.Crash(restarted)
-			require.NoError(t, c.Restart(restarted))
-			c.Crash(leader)
-			// The replica that holds the write's third record is slow to
-			// answer the new leader: the other three form its majority.
-			c.Heal()
-			c.Partition([]wire.NodeID{slow}, others)
-			c.RunFor(3 * time.Second)
-			c.Heal()
-			c.RunFor(3 * time.Second)
-			require.NotZero(t, c.Leader())
-
-			reader := c.AddClient(siteOf(c.Leader()))
-			got := c.get(reader, 2, key, wire.Strong)
-			require.Equal(t, "acked", string(got.Value), "an acknowledged fast-path write was lost (new leader %d)", c.Leader())
-		})
+		for _, volatile := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/volatile=%v", name, volatile), func(t *testing.T) {
+				restartedWitnessScenario(t, name, volatile)
+			})
+		}
 	}
+}
+
+func restartedWitnessScenario(t *testing.T, name string, volatile bool) {
+	c := newClusterWith(t, name, 5, 1, sim.Network{}, volatile)
+	leader := c.Leader()
+	var others []wire.NodeID
+	for _, r := range c.Replicas() {
+		if r != leader {
+			others = append(others, r)
+		}
+	}
+	restarted, absent, slow := others[0], others[2], others[3]
+	cl := c.AddClient(siteOf(leader))
+	// The write cannot commit (the leader hears no replica) and one
+	// witness never sees it: the leader and three witnesses record
+	// it, a superquorum of four.
+	c.Partition([]wire.NodeID{leader}, others)
+	c.Partition([]wire.NodeID{cl}, []wire.NodeID{absent})
+	w := c.put(cl, 1, key, "acked", wire.Strong)
+	require.Equal(t, "fast", w.Path.String(), "the write should complete on the fast path")
+
+	c.Crash(restarted)
+	require.NoError(t, c.Restart(restarted))
+	c.Crash(leader)
+	// The replica that holds the write's third record is slow to
+	// answer the new leader: the other three form its majority.
+	c.Heal()
+	c.Partition([]wire.NodeID{slow}, others)
+	c.RunFor(3 * time.Second)
+	c.Heal()
+	c.RunFor(3 * time.Second)
+	require.NotZero(t, c.Leader())
+
+	reader := c.AddClient(siteOf(c.Leader()))
+	got := c.get(reader, 2, key, wire.Strong)
+	require.Equal(t, "acked", string(got.Value), "an acknowledged fast-path write was lost (new leader %d)", c.Leader())
 }
 
 // TestLostDiskCannotRejoin: a replica whose disk was lost is refused at
@@ -74,4 +82,52 @@ func TestLostDiskCannotRejoin(t *testing.T) {
 			require.ErrorIs(t, c.Restart(f), raftlog.ErrBlankDisk)
 		})
 	}
+}
+
+// TestPowerCutKeepsFastPathWrites: every replica crashes right after
+// strong writes completed on the fast path, before they committed, and all
+// restart from their disks: the writes are still there. Only durable
+// witness records can save them: the leader's log alone is one copy, which
+// a new leader may overwrite.
+func TestPowerCutKeepsFastPathWrites(t *testing.T) {
+	forSizes(t, curpFamily, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 1, sim.Network{})
+		leader := c.Leader()
+		var others []wire.NodeID
+		for _, r := range c.Replicas() {
+			if r != leader {
+				others = append(others, r)
+			}
+		}
+		cl := c.AddClient(siteOf(leader))
+		c.Partition([]wire.NodeID{leader}, others) // nothing commits
+		var ids []wire.OpID
+		for k := uint64(1); k <= 5; k++ {
+			ids = append(ids, c.Submit(cl, k, wire.Op{Kind: wire.Put, Key: k, Value: []byte(fmt.Sprint("acked-", k))}))
+		}
+		require.True(t, c.RunUntil(func() bool {
+			for _, id := range ids {
+				if _, ok := c.done[id]; !ok {
+					return false
+				}
+			}
+			return true
+		}, time.Second))
+		for _, id := range ids {
+			require.Equal(t, "fast", c.done[id].Path.String())
+		}
+		for _, r := range c.Replicas() {
+			c.Crash(r)
+		}
+		c.Heal()
+		for _, r := range c.Replicas() {
+			require.NoError(t, c.Restart(r))
+		}
+		require.True(t, c.RunUntil(func() bool { return c.Leader() != 0 }, 10*time.Second), "no leader after the restart")
+		reader := c.AddClient(siteOf(c.Leader()))
+		for k := uint64(1); k <= 5; k++ {
+			got := c.get(reader, 100+k, k, wire.Strong)
+			require.Equal(t, fmt.Sprint("acked-", k), string(got.Value), "an acknowledged fast-path write was lost in the power cut")
+		}
+	})
 }

@@ -24,6 +24,13 @@ type cluster struct {
 
 func newCluster(t *testing.T, name string, n int, seed uint64, net sim.Network) *cluster {
 	t.Helper()
+	return newClusterWith(t, name, n, seed, net, false)
+}
+
+// newClusterWith is newCluster, with CURP witness records kept in memory
+// only when volatile is set.
+func newClusterWith(t *testing.T, name string, n int, seed uint64, net sim.Network, volatile bool) *cluster {
+	t.Helper()
 	p, err := protocols.Lookup(name)
 	require.NoError(t, err)
 	if net.OneWay == nil {
@@ -31,6 +38,7 @@ func newCluster(t *testing.T, name string, n int, seed uint64, net sim.Network) 
 	}
 	s, err := sim.New(sim.Config{
 		Seed: seed, Replicas: n, Network: net, BatchDelay: 200 * time.Microsecond,
+		VolatileWitnesses: volatile,
 		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
 			return p.NewReplica(cfg, protocols.ReplicaOptions{})
 		},

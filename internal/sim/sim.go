@@ -9,6 +9,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/wire"
+	"github.com/hybridkv/hybridkv/internal/witness"
 )
 
 // ReplicaFactory builds a replica core.
@@ -37,8 +38,11 @@ type Config struct {
 	Tick                          time.Duration // default 10ms
 	BatchDelay                    time.Duration // 0 flushes after every step
 	ElectionTicks, HeartbeatTicks int
-	NewReplica                    ReplicaFactory
-	NewClient                     ClientFactory
+	// VolatileWitnesses keeps CURP witness records in memory only, so a
+	// crash loses them (the protocol then relies on witness replacement).
+	VolatileWitnesses bool
+	NewReplica        ReplicaFactory
+	NewClient         ClientFactory
 }
 
 // Sim is a simulated cluster. Not safe for concurrent use.
@@ -72,8 +76,9 @@ type node struct {
 	up      bool
 	replica protocol.Replica
 	client  protocol.Client
-	// disk is a replica's: it outlives the replica's crashes.
-	disk *raftlog.MemDisk
+	// disk and records are a replica's: they outlive its crashes.
+	disk    *raftlog.MemDisk
+	records *witness.MemLog
 	// generation invalidates timers of a crashed incarnation.
 	generation int
 }
@@ -105,6 +110,9 @@ func New(cfg Config) (*Sim, error) {
 			site = cfg.ReplicaSites[id-1]
 		}
 		n := &node{id: id, site: site, disk: raftlog.NewMemDisk()}
+		if !cfg.VolatileWitnesses {
+			n.records = new(witness.MemLog)
+		}
 		s.nodes[id] = n
 		if err := s.startReplica(n); err != nil {
 			return nil, err
@@ -126,7 +134,7 @@ func (s *Sim) Rand() *rand.Rand { return s.rand }
 // startReplica starts a replica on its disk, bootstrapping the cluster if
 // the disk is blank, as `hybridkv cluster` does on a first start.
 func (s *Sim) startReplica(n *node) error {
-	core, err := s.cfg.NewReplica(protocol.ReplicaConfig{
+	cfg := protocol.ReplicaConfig{
 		ID:             n.id,
 		Peers:          s.replicas,
 		ElectionTicks:  s.cfg.ElectionTicks,
@@ -134,7 +142,11 @@ func (s *Sim) startReplica(n *node) error {
 		Rand:           rand.New(rand.NewPCG(s.rand.Uint64(), uint64(n.id))),
 		Disk:           n.disk,
 		Bootstrap:      n.generation == 0,
-	})
+	}
+	if n.records != nil {
+		cfg.Records = n.records
+	}
+	core, err := s.cfg.NewReplica(cfg)
 	if err != nil {
 		return fmt.Errorf("sim: start replica %d: %w", n.id, err)
 	}
@@ -191,6 +203,9 @@ func (s *Sim) Restart(id wire.NodeID) error {
 func (s *Sim) LoseDisk(id wire.NodeID) {
 	n := s.nodes[id]
 	n.disk = raftlog.NewMemDisk()
+	if n.records != nil {
+		n.records = new(witness.MemLog)
+	}
 }
 
 // Disk returns a replica's disk.

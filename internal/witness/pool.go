@@ -16,6 +16,9 @@ type Pool struct {
 	byID      map[wire.OpID]*Record
 	bySession map[uint64]map[uint64]*Record
 	next      uint64
+	// fresh are the records added since the last TakeFresh, for the
+	// witness to make durable before it answers.
+	fresh, spare []wire.Op
 }
 
 // New returns an empty pool.
@@ -74,7 +77,17 @@ func (p *Pool) Add(op *wire.Op) *Record {
 		p.bySession[op.ID.Session] = s
 	}
 	s[op.ID.Seq] = r
+	p.fresh = append(p.fresh, r.Op)
 	return r
+}
+
+// TakeFresh returns the operations pooled since the last call, in order.
+// The slice is valid until the next call.
+func (p *Pool) TakeFresh() []wire.Op {
+	fresh := p.fresh
+	clear(p.spare)
+	p.fresh, p.spare = p.spare[:0], fresh
+	return fresh
 }
 
 // Remove drops the operation if pooled and reports whether it was.

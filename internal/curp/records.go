@@ -1,0 +1,58 @@
+package curp
+
+import (
+	"fmt"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
+	"github.com/hybridkv/hybridkv/internal/witness"
+)
+
+// rewriteRecordsAt is the size past which the witness log is rewritten
+// with the live records only, provided it has grown to four times them.
+const rewriteRecordsAt = 4 << 20
+
+// loadRecords restores the pool a restart emptied, minus the operations the
+// replica's state already applied.
+func (r *Replica) loadRecords() error {
+	if r.records == nil {
+		return nil
+	}
+	ops, err := r.records.Load()
+	if err != nil {
+		return err
+	}
+	for i := range ops {
+		if !r.Replica.Applied(ops[i].ID) {
+			r.pool.Add(&ops[i])
+		}
+	}
+	r.pool.TakeFresh() // already durable
+	return nil
+}
+
+// Ready implements protocol.Replica: the witness records added since the
+// last round are durable before any reply of this round goes out.
+func (r *Replica) Ready() []wire.Envelope {
+	out := r.Replica.Ready()
+	fresh := r.pool.TakeFresh()
+	if r.records == nil || len(fresh) == 0 {
+		return out
+	}
+	if err := r.records.Append(fresh); err != nil {
+		// An ok this witness cannot keep must not be sent.
+		panic(fmt.Sprintf("replica %d: witness records: %v", r.ID(), err))
+	}
+	if n := r.records.Bytes(); n > rewriteRecordsAt && n > 4*r.liveRecordBytes() {
+		if err := r.records.Rewrite(r.pooledOps()); err != nil {
+			panic(fmt.Sprintf("replica %d: witness records: %v", r.ID(), err))
+		}
+	}
+	return out
+}
+
+// liveRecordBytes estimates what the pool's records take in the log.
+func (r *Replica) liveRecordBytes() int64 {
+	var n int64
+	r.pool.Each(func(rec *witness.Record) { n += int64(len(rec.Op.Value)) + 24 })
+	return n
+}
