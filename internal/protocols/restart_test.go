@@ -131,3 +131,37 @@ func TestPowerCutKeepsFastPathWrites(t *testing.T) {
 		}
 	})
 }
+
+// TestRetryAfterPowerCutAppliesOnce: a write applied before every replica
+// crashed is retried with its old identity after they restart, following a
+// later write by another session. The session table came back from the
+// disk, so the retry is answered from it and not applied a second time.
+func TestRetryAfterPowerCutAppliesOnce(t *testing.T) {
+	for _, name := range []string{"curp", "curp-ho", "raft"} {
+		t.Run(name, func(t *testing.T) {
+			c := newCluster(t, name, 3, 1, sim.Network{})
+			cl := c.AddClient(0)
+			first := c.put(cl, 1, key, "first", wire.Strong)
+			for _, r := range c.Replicas() {
+				c.Crash(r)
+			}
+			for _, r := range c.Replicas() {
+				require.NoError(t, c.Restart(r))
+			}
+			require.True(t, c.RunUntil(func() bool { return c.Leader() != 0 }, 10*time.Second))
+			other := c.AddClient(1)
+			c.put(other, 2, key, "second", wire.Strong)
+
+			retry := &wire.Request{Op: first.Op, Flags: wire.FlagRetry}
+			retry.Op.ID = first.ID
+			for _, r := range c.Replicas() {
+				c.Inject(cl, r, retry)
+			}
+			c.RunFor(2 * time.Second)
+			for _, r := range c.Replicas() {
+				got, _ := c.Replica(r).(interface{ Read(uint64) ([]byte, bool) }).Read(key)
+				require.Equal(t, "second", string(got), "replica %d applied the retried write again", r)
+			}
+		})
+	}
+}

@@ -388,6 +388,12 @@ func (s *Sim) At(at time.Duration, fn func()) {
 	s.scheduleAt(max(at, s.now), &event{kind: evCall, call: fn})
 }
 
+// Inject delivers m from node from to node to now, as if it had been sent:
+// for tests that replay a message, such as a client's late retry.
+func (s *Sim) Inject(from, to wire.NodeID, m wire.Message) {
+	s.scheduleAt(s.now, &event{kind: evDeliver, node: to, from: from, payload: wire.Append(nil, m)})
+}
+
 // UniformWAN is a delay matrix of n sites, oneWay apart, zero within a site.
 func UniformWAN(n int, oneWay time.Duration) [][]time.Duration {
 	m := make([][]time.Duration, n)
