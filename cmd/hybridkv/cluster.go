@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -19,6 +21,7 @@ func newClusterCmd() *cobra.Command {
 		flags    configFlags
 		duration time.Duration
 		dir      string
+		admin    string
 	)
 	cmd := &cobra.Command{
 		Use:   "cluster",
@@ -26,7 +29,17 @@ func newClusterCmd() *cobra.Command {
 		Long: `Start every replica of the configuration as a separate process on this
 machine, with wide-area latency emulated between sites, and stop them all on
 Ctrl-C or after --duration. The configuration the replicas run is written to
-the work directory, so clients can use it with --config.`,
+the work directory, so clients can use it with --config. Each replica keeps
+its data in <dir>/data/replica-N: a replica whose data directory exists
+resumes from it, so running the command again on the same --dir restarts the
+cluster with its data (remove the directory for a new one).
+
+--admin serves, on a loopback address, an endpoint to crash and restart
+replicas while the cluster runs:
+  curl ADDR/replicas                      list the processes
+  curl -X POST ADDR/replicas/2/kill       SIGKILL replica 2 (a crash)
+  curl -X POST ADDR/replicas/2/stop       SIGTERM replica 2
+  curl -X POST ADDR/replicas/2/restart    start replica 2 again on its data`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := flags.load(cmd.Flags())
@@ -45,9 +58,16 @@ the work directory, so clients can use it with --config.`,
 			}
 			defer procs.Stop()
 			out := cmd.OutOrStdout()
-			for i, r := range cfg.Replicas {
-				fmt.Fprintf(out, "replica %d at %s (site %s), pid %d, log %s\n",
-					r.ID, r.Addr, r.Site, procs.Procs[i].Cmd.Process.Pid, procs.Procs[i].Log)
+			for i, p := range procs.List() {
+				r := cfg.Replicas[i]
+				fmt.Fprintf(out, "replica %d at %s (site %s), pid %d, data %s, log %s\n",
+					r.ID, r.Addr, r.Site, p.Cmd.Process.Pid, p.DataDir, p.Log)
+			}
+			if admin != "" {
+				if err := serveAdmin(ctx, admin, procs); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "admin endpoint on http://%s/replicas (kill, stop, restart: POST /replicas/N/ACTION)\n", admin)
 			}
 			fmt.Fprintf(out, "%s cluster running; configuration in %s; Ctrl-C stops it\n",
 				cfg.Protocol, filepath.Join(dir, "cluster.yaml"))
@@ -63,6 +83,30 @@ the work directory, so clients can use it with --config.`,
 	}
 	flags.register(cmd.Flags(), false)
 	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (0: run until Ctrl-C)")
-	cmd.Flags().StringVar(&dir, "dir", filepath.Join(os.TempDir(), "hybridkv-cluster"), "work directory for logs and the configuration")
+	cmd.Flags().StringVar(&dir, "dir", filepath.Join(os.TempDir(), "hybridkv-cluster"), "work directory for logs, data and the configuration")
+	cmd.Flags().StringVar(&admin, "admin", "", "serve the admin endpoint (kill, stop, restart replicas) on this loopback address, e.g. 127.0.0.1:7100")
 	return cmd
+}
+
+// serveAdmin serves the cluster's admin endpoint until ctx ends. It only
+// listens on loopback: it can kill the replicas.
+func serveAdmin(ctx context.Context, addr string, procs *cluster.Processes) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--admin: %w", err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--admin %s: the admin endpoint listens on loopback addresses only", addr)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: procs.AdminHandler(ctx)}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	go func() { _ = srv.Serve(l) }()
+	return nil
 }

@@ -294,7 +294,7 @@ func (r *run) cpu() map[string]time.Duration {
 	if r.procs == nil {
 		return m
 	}
-	for _, p := range r.procs.Procs {
+	for _, p := range r.procs.List() {
 		if d, err := stats.ProcessCPU(p.Cmd.Process.Pid); err == nil {
 			m[fmt.Sprintf("replica %d", p.ID)] = d
 		}

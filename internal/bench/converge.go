@@ -21,7 +21,7 @@ func (r *run) converged(ctx context.Context) (string, []protocol.Status) {
 	for {
 		sts = sts[:0]
 		r.disks = r.disks[:0]
-		for _, p := range r.procs.Procs {
+		for _, p := range r.procs.List() {
 			if !p.Running() {
 				continue
 			}

@@ -123,7 +123,7 @@ func (r *run) crashAt(ctx context.Context, start time.Time, c Crash) (stop func(
 func (r *run) victims(target string) ([]uint64, error) {
 	leader := r.clients[0].c.Leader()
 	var ids []uint64
-	for _, p := range r.procs.Procs {
+	for _, p := range r.procs.List() {
 		if !p.Running() {
 			continue
 		}

@@ -78,9 +78,9 @@ func NewServer(cfg *config.Config, id uint64, opts ServerOptions, logger *slog.L
 	if errors.Is(err, raftlog.ErrBlankDisk) {
 		err = fmt.Errorf("replica %d: data dir %s holds no state and --bootstrap was not given. "+
 			"If this is a new cluster, start every replica with --bootstrap once. "+
-			"If this replica lost its disk, it must not rejoin blank: it could vote twice in a term and "+
-			"let a leader without committed writes be elected; restore its data dir from a backup taken "+
-			"while it was stopped, or start a new cluster", id, dir)
+			"If this replica lost its disk, it must not rejoin blank (nor from an old copy): it could vote "+
+			"twice in a term and elect a leader without committed writes. hybridkv has no membership change "+
+			"to replace it yet: the cluster keeps serving without it while at most f replicas are down", id, dir)
 	}
 	if err != nil {
 		d.Close()

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -32,13 +33,23 @@ type Process struct {
 	err    error
 }
 
-// Processes is a cluster of child processes.
+// Processes is a cluster of child processes. Its methods are safe for
+// concurrent use.
 type Processes struct {
-	Dir   string
-	Procs []*Process
+	Dir string
 
 	binary, cfgPath string
 	cfg             *config.Config
+
+	mu    sync.Mutex
+	procs []*Process
+}
+
+// List returns the replicas' current processes, in configuration order.
+func (ps *Processes) List() []*Process {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return slices.Clone(ps.procs)
 }
 
 // Spawn starts every replica of cfg as `binary server --config F --id N`,
@@ -64,12 +75,12 @@ func Spawn(ctx context.Context, binary string, cfg *config.Config, dir string) (
 			ps.Stop()
 			return nil, err
 		}
-		ps.Procs = append(ps.Procs, p)
+		ps.procs = append(ps.procs, p)
 	}
 	for i, r := range cfg.Replicas {
-		if err := waitListening(ctx, r.Addr, ps.Procs[i]); err != nil {
+		if err := waitListening(ctx, r.Addr, ps.procs[i]); err != nil {
 			ps.Stop()
-			return nil, fmt.Errorf("replica %d: %w (see %s)", r.ID, err, ps.Procs[i].Log)
+			return nil, fmt.Errorf("replica %d: %w (see %s)", r.ID, err, ps.procs[i].Log)
 		}
 	}
 	return ps, nil
@@ -78,18 +89,23 @@ func Spawn(ctx context.Context, binary string, cfg *config.Config, dir string) (
 // Restart starts replica id again on its data directory, once its process
 // has exited (killed or stopped), and waits until it accepts connections.
 func (ps *Processes) Restart(ctx context.Context, id uint64) error {
-	i := slices.IndexFunc(ps.Procs, func(p *Process) bool { return p.ID == id })
+	ps.mu.Lock()
+	i := slices.IndexFunc(ps.procs, func(p *Process) bool { return p.ID == id })
 	if i < 0 {
+		ps.mu.Unlock()
 		return fmt.Errorf("no replica %d", id)
 	}
-	if ps.Procs[i].Running() {
+	if ps.procs[i].Running() {
+		ps.mu.Unlock()
 		return fmt.Errorf("replica %d is running", id)
 	}
 	p, err := ps.spawnOne(id)
 	if err != nil {
+		ps.mu.Unlock()
 		return err
 	}
-	ps.Procs[i] = p
+	ps.procs[i] = p
+	ps.mu.Unlock()
 	r, _ := findReplica(ps.cfg, id)
 	if err := waitListening(ctx, r.Addr, p); err != nil {
 		return fmt.Errorf("replica %d: %w (see %s)", id, err, p.Log)
@@ -99,11 +115,13 @@ func (ps *Processes) Restart(ctx context.Context, id uint64) error {
 
 // Proc returns replica id's process.
 func (ps *Processes) Proc(id uint64) *Process {
-	i := slices.IndexFunc(ps.Procs, func(p *Process) bool { return p.ID == id })
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	i := slices.IndexFunc(ps.procs, func(p *Process) bool { return p.ID == id })
 	if i < 0 {
 		return nil
 	}
-	return ps.Procs[i]
+	return ps.procs[i]
 }
 
 func (ps *Processes) spawnOne(id uint64) (*Process, error) {
@@ -167,6 +185,17 @@ func (p *Process) Kill() {
 	<-p.exited
 }
 
+// Stop asks the replica to exit (SIGTERM) and kills it if it has not after
+// a grace period.
+func (p *Process) Stop() {
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+		p.Kill()
+	}
+}
+
 // Running reports whether the process has not exited.
 func (p *Process) Running() bool {
 	select {
@@ -180,13 +209,14 @@ func (p *Process) Running() bool {
 // Stop asks every replica to exit (SIGTERM), and kills those that have not
 // after a grace period.
 func (ps *Processes) Stop() {
-	for _, p := range ps.Procs {
+	procs := ps.List()
+	for _, p := range procs {
 		if p.Running() {
 			_ = p.Cmd.Process.Signal(syscall.SIGTERM)
 		}
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for _, p := range ps.Procs {
+	for _, p := range procs {
 		select {
 		case <-p.exited:
 		case <-time.After(time.Until(deadline)):
