@@ -26,19 +26,20 @@ func (r *Replica) loadRecords() error {
 			r.pool.Add(&ops[i])
 		}
 	}
-	r.pool.TakeFresh() // already durable
+	r.pool.SetLog(r.records) // what was loaded is durable already
 	return nil
 }
 
 // Ready implements protocol.Replica: the witness records added since the
-// last round are durable before any reply of this round goes out.
+// last round are durable before any reply of this round goes out. (A disk
+// that keeps both logs syncs the records together with the raft log's
+// entries; this sync then has nothing left to do.)
 func (r *Replica) Ready() []wire.Envelope {
 	out := r.Replica.Ready()
-	fresh := r.pool.TakeFresh()
-	if r.records == nil || len(fresh) == 0 {
+	if r.records == nil {
 		return out
 	}
-	if err := r.records.Append(fresh); err != nil {
+	if err := r.records.Sync(); err != nil {
 		// An ok this witness cannot keep must not be sent.
 		panic(fmt.Sprintf("replica %d: witness records: %v", r.ID(), err))
 	}

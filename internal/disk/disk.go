@@ -180,7 +180,20 @@ func (d *Disk) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
 	}
 	sync := d.opts.Fsync && raft.MustSync(hs, d.state, len(ents))
 	start := time.Now()
-	if err := d.w.Save(hs, ents); err != nil {
+	// Witness records queued this round are synced alongside: both must be
+	// durable before the round's messages go out.
+	var records chan error
+	if d.records != nil && d.records.dirty() {
+		records = make(chan error, 1)
+		go func() { records <- d.records.Sync() }()
+	}
+	err := d.w.Save(hs, ents)
+	if records != nil {
+		if rerr := <-records; err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
 		return err
 	}
 	if !raft.IsEmptyHardState(hs) {

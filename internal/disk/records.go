@@ -9,19 +9,25 @@ import (
 	"os"
 	"path/filepath"
 
+	"go.etcd.io/etcd/client/pkg/v3/fileutil"
+
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
 
 // Records is the data directory's witness log (witness.log): a CURP
-// witness's records, one frame per Append — length, CRC-32C, then the
-// operations — synced before Append returns.
+// witness's records, one frame per Sync — length, CRC-32C, then the
+// operations queued since the last one. Disk.Save syncs queued records in
+// parallel with the raft log, so a round pays for one sync's latency.
 type Records struct {
-	path  string
-	fsync bool
-	f     *os.File
-	size  int64
-	d     *Disk
+	path    string
+	fsync   bool
+	f       *os.File
+	size    int64
+	d       *Disk
+	pending []byte // the next frame: header room, then encoded records
+	// allocated is the preallocated size of the file.
+	allocated int64
 }
 
 var _ witness.Log = (*Records)(nil)
@@ -29,6 +35,10 @@ var _ witness.Log = (*Records)(nil)
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 const frameHeader = 8
+
+// recordsChunk is how far ahead the witness log is preallocated: writes
+// inside the file's size change no metadata, so a data sync suffices.
+const recordsChunk = 16 << 20
 
 // Records opens the data directory's witness log; Close closes it.
 func (d *Disk) Records() (*Records, error) {
@@ -40,12 +50,20 @@ func (d *Disk) Records() (*Records, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.records = &Records{path: path, fsync: d.opts.Fsync, f: f, d: d}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	d.records = &Records{path: path, fsync: d.opts.Fsync, f: f, d: d, pending: make([]byte, frameHeader),
+		allocated: info.Size()}
 	return d.records, nil
 }
 
-// Load implements witness.Log. A torn last frame is cut off with a log
-// line; a damaged frame before the last stops the replica.
+// Load implements witness.Log. The frames end where the preallocated
+// zeros begin. A damaged frame followed by nothing but zeros is a torn
+// write (a crash in the middle of it) and is cut off with a log line; one
+// followed by more frames stops the replica.
 func (l *Records) Load() ([]wire.Op, error) {
 	raw, err := io.ReadAll(io.NewSectionReader(l.f, 0, 1<<62))
 	if err != nil {
@@ -53,17 +71,17 @@ func (l *Records) Load() ([]wire.Op, error) {
 	}
 	var ops []wire.Op
 	off := 0
-	for off < len(raw) {
+	for off+4 <= len(raw) && binary.LittleEndian.Uint32(raw[off:]) != 0 {
 		batch, n, err := decodeFrame(raw[off:])
 		if err != nil {
-			if off+n < len(raw) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			if !zeros(raw[min(off+n, len(raw)):]) {
 				return nil, fmt.Errorf("witness log %s is damaged at offset %d: %w; refusing to start "+
 					"rather than forget operations this witness acknowledged", l.path, off, err)
 			}
 			l.d.opts.Logger.Warn("repaired a torn write at the end of the witness log: "+
 				"the last frame was incomplete (a crash in the middle of writing it) and was dropped",
-				"file", l.path, "offset", off, "bytes", len(raw)-off)
-			if err := l.f.Truncate(int64(off)); err != nil {
+				"file", l.path, "offset", off)
+			if _, err := l.f.WriteAt(make([]byte, min(n, len(raw)-off)), int64(off)); err != nil {
 				return nil, err
 			}
 			break
@@ -73,6 +91,24 @@ func (l *Records) Load() ([]wire.Op, error) {
 	}
 	l.size = int64(off)
 	return ops, nil
+}
+
+func zeros(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// reserve preallocates room for n more bytes.
+func (l *Records) reserve(n int64) error {
+	if l.size+n <= l.allocated {
+		return nil
+	}
+	l.allocated = (l.size+n)/recordsChunk*recordsChunk + recordsChunk
+	return fileutil.Preallocate(l.f, l.allocated, true)
 }
 
 // decodeFrame reads one frame and returns its operations and length.
@@ -90,50 +126,68 @@ func decodeFrame(b []byte) ([]wire.Op, int, error) {
 	}
 	var ops []wire.Op
 	for len(body) > 0 {
-		size, k := binary.Uvarint(body)
-		if k <= 0 || size > uint64(len(body)-k) {
+		if len(body) < 4 || int(binary.LittleEndian.Uint32(body)) > len(body)-4 {
 			return nil, frameHeader + n, errors.New("bad record length")
 		}
+		size := int(binary.LittleEndian.Uint32(body))
 		var op wire.Op
-		if err := wire.DecodeOp(body[k:k+int(size)], &op); err != nil {
+		if err := wire.DecodeOp(body[4:4+size], &op); err != nil {
 			return nil, frameHeader + n, err
 		}
 		ops = append(ops, op)
-		body = body[k+int(size):]
+		body = body[4+size:]
 	}
 	return ops, frameHeader + n, nil
 }
 
-func encodeFrame(ops []wire.Op) []byte {
-	b := make([]byte, frameHeader, 256)
-	for i := range ops {
-		rec := wire.AppendOp(nil, &ops[i])
-		b = binary.AppendUvarint(b, uint64(len(rec)))
-		b = append(b, rec...)
-	}
+func appendRecord(b []byte, op *wire.Op) []byte {
+	at := len(b)
+	b = wire.AppendOp(append(b, 0, 0, 0, 0), op)
+	binary.LittleEndian.PutUint32(b[at:], uint32(len(b)-at-4))
+	return b
+}
+
+// sealFrame fills in the header of a frame built after frameHeader bytes.
+func sealFrame(b []byte) []byte {
 	binary.LittleEndian.PutUint32(b, uint32(len(b)-frameHeader))
 	binary.LittleEndian.PutUint32(b[4:], crc32.Checksum(b[frameHeader:], castagnoli))
 	return b
 }
 
 // Append implements witness.Log.
-func (l *Records) Append(ops []wire.Op) error {
-	frame := encodeFrame(ops)
+func (l *Records) Append(op *wire.Op) { l.pending = appendRecord(l.pending, op) }
+
+func (l *Records) dirty() bool { return len(l.pending) > frameHeader }
+
+// Sync implements witness.Log.
+func (l *Records) Sync() error {
+	if !l.dirty() {
+		return nil
+	}
+	frame := sealFrame(l.pending)
+	if err := l.reserve(int64(len(frame))); err != nil {
+		return err
+	}
 	if _, err := l.f.WriteAt(frame, l.size); err != nil {
 		return err
 	}
 	l.size += int64(len(frame))
+	l.pending = l.pending[:frameHeader]
 	if !l.fsync {
 		return nil
 	}
-	return l.f.Sync()
+	return fileutil.Fdatasync(l.f)
 }
 
 // Rewrite implements witness.Log: the live records go to a new file that
 // replaces the log in one rename.
 func (l *Records) Rewrite(ops []wire.Op) error {
 	tmp := l.path + ".tmp"
-	frame := encodeFrame(ops)
+	frame := make([]byte, frameHeader)
+	for i := range ops {
+		frame = appendRecord(frame, &ops[i])
+	}
+	frame = sealFrame(frame)
 	if err := writeSynced(tmp, frame); err != nil {
 		return err
 	}
@@ -148,7 +202,8 @@ func (l *Records) Rewrite(ops []wire.Op) error {
 		return err
 	}
 	l.f.Close()
-	l.f, l.size = f, int64(len(frame))
+	l.f, l.size, l.allocated = f, int64(len(frame)), int64(len(frame))
+	l.pending = l.pending[:frameHeader]
 	return nil
 }
 

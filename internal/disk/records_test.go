@@ -23,8 +23,12 @@ func TestRecordsRoundTripAndRewrite(t *testing.T) {
 	ops, err := l.Load()
 	require.NoError(t, err)
 	require.Empty(t, ops)
-	require.NoError(t, l.Append([]wire.Op{op(1, "a"), op(2, "b")}))
-	require.NoError(t, l.Append([]wire.Op{op(3, "c")}))
+	o1, o2, o3 := op(1, "a"), op(2, "b"), op(3, "c")
+	l.Append(&o1)
+	l.Append(&o2)
+	require.NoError(t, l.Sync())
+	l.Append(&o3)
+	require.NoError(t, l.Sync())
 	require.NoError(t, d.Close())
 
 	d = open(t, dir, nil)
@@ -36,7 +40,11 @@ func TestRecordsRoundTripAndRewrite(t *testing.T) {
 	before := l.Bytes()
 	require.NoError(t, l.Rewrite([]wire.Op{op(3, "c")}))
 	require.Less(t, l.Bytes(), before)
-	require.NoError(t, l.Append([]wire.Op{op(4, "d")}))
+	o4 := op(4, "d")
+	l.Append(&o4)
+	// Syncing the raft log syncs queued records too.
+	require.NoError(t, d.SaveSnapshot(snapshot(1, 1, "")))
+	require.NoError(t, d.Save(hardState(1, 0, 1), nil))
 	require.NoError(t, d.Close())
 
 	d = open(t, dir, nil)
@@ -48,23 +56,30 @@ func TestRecordsRoundTripAndRewrite(t *testing.T) {
 	require.Equal(t, []wire.Op{op(3, "c"), op(4, "d")}, ops)
 }
 
-func writeRecords(t *testing.T, dir string) string {
+// writeRecords syncs five one-record frames and returns the log's path
+// and where its frames end (the file is preallocated past that).
+func writeRecords(t *testing.T, dir string) (string, int64) {
 	d := open(t, dir, nil)
 	l, err := d.Records()
 	require.NoError(t, err)
 	for i := uint64(1); i <= 5; i++ {
-		require.NoError(t, l.Append([]wire.Op{op(i, "value-value")}))
+		o := op(i, "value-value")
+		l.Append(&o)
+		require.NoError(t, l.Sync())
 	}
+	end := l.Bytes()
 	require.NoError(t, d.Close())
-	return filepath.Join(dir, "witness.log")
+	return filepath.Join(dir, "witness.log"), end
 }
 
 func TestRecordsTornTailIsRepaired(t *testing.T) {
 	dir := t.TempDir()
-	path := writeRecords(t, dir)
-	info, err := os.Stat(path)
+	path, end := writeRecords(t, dir)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	require.NoError(t, err)
-	require.NoError(t, os.Truncate(path, info.Size()-3))
+	_, err = f.WriteAt(make([]byte, 3), end-3) // the last frame's tail never reached the disk
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
 	var log bytes.Buffer
 	d := open(t, dir, &log)
 	defer d.Close()
@@ -74,11 +89,23 @@ func TestRecordsTornTailIsRepaired(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ops, 4)
 	require.Contains(t, log.String(), "repaired a torn write at the end of the witness log")
+	// The repaired log takes new records after the last good one.
+	o := op(6, "after")
+	l.Append(&o)
+	require.NoError(t, l.Sync())
+	require.NoError(t, d.Close())
+	d = open(t, dir, nil)
+	l, err = d.Records()
+	require.NoError(t, err)
+	ops, err = l.Load()
+	require.NoError(t, err)
+	require.Len(t, ops, 5)
+	require.Equal(t, "after", string(ops[4].Value))
 }
 
 func TestRecordsDamageStopsTheReplica(t *testing.T) {
 	dir := t.TempDir()
-	path := writeRecords(t, dir)
+	path, _ := writeRecords(t, dir)
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
 	raw[bytes.Index(raw, []byte("value-value"))+2] ^= 1 // inside the first frame

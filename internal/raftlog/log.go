@@ -33,7 +33,9 @@ type Config struct {
 }
 
 // Handler receives what one Ready round produced, in this order: appended
-// entries, then messages, then committed entries.
+// entries (before they are persisted), then messages, then committed
+// entries. Whatever the handler sends goes out only after the round was
+// persisted.
 type Handler interface {
 	// Appended is called for each entry added to this replica's log, in
 	// index order (data is empty for raft's own entries).
@@ -300,6 +302,14 @@ func (l *Log) Ready(h Handler) error {
 		if rd.SoftState != nil {
 			l.setLeader(rd.SoftState.Lead)
 		}
+		// Nothing reaches the network before Ready returns, so the
+		// protocol may see new entries before they are durable; what it
+		// makes of them (witness records) is then synced together with
+		// them. After a snapshot it sees them once the snapshot is applied.
+		snap := rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot)
+		if !snap {
+			l.appended(&rd, h)
+		}
 		if err := l.persist(&rd); err != nil {
 			return err
 		}
@@ -322,9 +332,9 @@ func (l *Log) Ready(h Handler) error {
 			if err := l.storage.Append(rd.Entries); err != nil {
 				return err
 			}
-			for _, e := range rd.Entries {
-				h.Appended(e.GetIndex(), e.GetData())
-			}
+		}
+		if snap {
+			l.appended(&rd, h)
 		}
 		for _, m := range rd.Messages {
 			h.Send(m)
@@ -357,6 +367,12 @@ func (l *Log) persist(rd *raft.Ready) error {
 		return fmt.Errorf("raftlog: save: %w", err)
 	}
 	return nil
+}
+
+func (l *Log) appended(rd *raft.Ready, h Handler) {
+	for _, e := range rd.Entries {
+		h.Appended(e.GetIndex(), e.GetData())
+	}
 }
 
 func (l *Log) setLeader(lead uint64) {

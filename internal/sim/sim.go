@@ -190,6 +190,9 @@ func (s *Sim) Crash(id wire.NodeID) {
 	n.up = false
 	n.generation++
 	n.disk.Crash()
+	if n.records != nil {
+		n.records.Crash()
+	}
 }
 
 // Restart brings a crashed replica back on what its disk kept, through the

@@ -16,9 +16,8 @@ type Pool struct {
 	byID      map[wire.OpID]*Record
 	bySession map[uint64]map[uint64]*Record
 	next      uint64
-	// fresh are the records added since the last TakeFresh, for the
-	// witness to make durable before it answers.
-	fresh, spare []wire.Op
+	// log, when set, receives every new record.
+	log Log
 }
 
 // New returns an empty pool.
@@ -77,18 +76,14 @@ func (p *Pool) Add(op *wire.Op) *Record {
 		p.bySession[op.ID.Session] = s
 	}
 	s[op.ID.Seq] = r
-	p.fresh = append(p.fresh, r.Op)
+	if p.log != nil {
+		p.log.Append(&r.Op)
+	}
 	return r
 }
 
-// TakeFresh returns the operations pooled since the last call, in order.
-// The slice is valid until the next call.
-func (p *Pool) TakeFresh() []wire.Op {
-	fresh := p.fresh
-	clear(p.spare)
-	p.fresh, p.spare = p.spare[:0], fresh
-	return fresh
-}
+// SetLog has every record added from now on appended to l.
+func (p *Pool) SetLog(l Log) { p.log = l }
 
 // Remove drops the operation if pooled and reports whether it was.
 func (p *Pool) Remove(id wire.OpID) bool {
