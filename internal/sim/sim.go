@@ -81,6 +81,10 @@ type node struct {
 	records *witness.MemLog
 	// generation invalidates timers of a crashed incarnation.
 	generation int
+	// paused nodes run nothing: what arrives and their timers wait in
+	// deferred until Resume, as with a SIGSTOPped process.
+	paused   bool
+	deferred []*event
 }
 
 // New builds a cluster of replicas 1..N, started and bootstrapped.
@@ -214,6 +218,21 @@ func (s *Sim) LoseDisk(id wire.NodeID) {
 // Disk returns a replica's disk.
 func (s *Sim) Disk(id wire.NodeID) *raftlog.MemDisk { return s.nodes[id].disk }
 
+// Pause stops a node as SIGSTOP would: it handles nothing, and its timers
+// do not fire, until Resume.
+func (s *Sim) Pause(id wire.NodeID) { s.nodes[id].paused = true }
+
+// Resume continues a paused node: what arrived meanwhile is delivered now,
+// in arrival order, and its timers go on from now.
+func (s *Sim) Resume(id wire.NodeID) {
+	n := s.nodes[id]
+	n.paused = false
+	for _, e := range n.deferred {
+		s.scheduleAt(s.now, e)
+	}
+	n.deferred = nil
+}
+
 // Partition blocks traffic in both directions between the two groups.
 func (s *Sim) Partition(a, b []wire.NodeID) {
 	for _, x := range a {
@@ -278,6 +297,10 @@ func (s *Sim) handle(e *event) {
 	}
 	n := s.nodes[e.node]
 	if n == nil || !n.up {
+		return
+	}
+	if n.paused {
+		n.deferred = append(n.deferred, e)
 		return
 	}
 	switch e.kind {
