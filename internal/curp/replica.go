@@ -143,7 +143,7 @@ func (h *hooks) LeaderChanged(leading bool) {
 	waiting := r.waiting
 	r.waiting = nil
 	for _, q := range waiting {
-		r.witness(q.from, &q.req.Op)
+		r.request(q.from, q.req) // as a witness now
 	}
 }
 
@@ -182,16 +182,19 @@ func (r *Replica) request(from wire.NodeID, req *wire.Request) {
 		}
 		return
 	}
+	if r.recovery != nil && (op.Level == wire.Strong || op.Kind.IsWrite()) {
+		// Nothing is logged before the replay: a later operation of a
+		// session logged first would move the session's floor past a
+		// replayed one, which would then count as a forgotten duplicate.
+		r.waiting = append(r.waiting, queued{from, req})
+		return
+	}
 	if op.Level == wire.Weak && r.ext != nil {
 		r.ext.Weak(r, from, req)
 		return
 	}
 	if !r.IsLeader() {
 		r.witness(from, op)
-		return
-	}
-	if r.recovery != nil {
-		r.waiting = append(r.waiting, queued{from, req})
 		return
 	}
 	if r.ext != nil && !r.ext.Admit(r, from, req) {
