@@ -109,9 +109,7 @@ func (l *loop) run(tr *transport.Transport) {
 			l.complete(d)
 		}
 		l.core.Advance()
-		if lc, ok := l.core.(interface{ Leader() wire.NodeID }); ok {
-			l.leader.Store(uint64(lc.Leader()))
-		}
+		l.leader.Store(uint64(l.core.Leader()))
 		if quit {
 			l.failAll()
 			return

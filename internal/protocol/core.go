@@ -15,8 +15,16 @@ type Replica interface {
 	// Tick advances the core's logical clock by one tick.
 	Tick()
 	// Flush hands the operations gathered since the last flush to the log
-	// as one batch. Drivers call it when the batch delay expires.
+	// as one batch.
 	Flush()
+	// Pending reports whether gathered operations wait for Flush. Every
+	// driver follows the same rule after handing the core anything (a
+	// message, a tick, a flush): if operations are pending, flush at once
+	// when the batch delay is zero, otherwise once the delay has passed
+	// since they started waiting. Operations gather outside request steps
+	// too (a new leader's replay, requests released when an entry applies),
+	// so a driver must not guess from what it delivered.
+	Pending() bool
 	// Ready returns what the core wants sent. The slice is valid until
 	// Advance.
 	Ready() []wire.Envelope
@@ -175,6 +183,8 @@ type Client interface {
 	// last Advance. Both slices are valid until Advance.
 	Ready() ([]wire.Envelope, []Completion)
 	Advance()
+	// Leader is the replica the client believes leads, or 0.
+	Leader() wire.NodeID
 }
 
 // Outbox is what a client core has produced since the driver last took

@@ -7,7 +7,6 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/transport"
-	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
 // ReplicaConfig describes one replica process's loop.
@@ -70,14 +69,10 @@ func (r *Replica) Run(ctx context.Context) error {
 			batchArmed = false
 			core.Flush()
 		}
-		requests := false
 		for _, in := range r.inbox.Take() {
-			if _, ok := in.Msg.(*wire.Request); ok {
-				requests = true
-			}
 			core.Step(in.From, in.Msg)
 		}
-		if requests {
+		if core.Pending() {
 			switch {
 			case r.cfg.BatchDelay <= 0:
 				core.Flush()

@@ -34,6 +34,10 @@ type fakeCore struct {
 	flushAt time.Time // first flush after stepAt
 	batch   []wire.Envelope
 	out     []wire.Envelope
+	// proposeEvery makes Tick gather a proposal; proposed counts them and
+	// sent counts the envelopes the driver took.
+	proposeEvery   int
+	proposed, sent int
 }
 
 func (c *fakeCore) Step(from wire.NodeID, m wire.Message) {
@@ -51,10 +55,23 @@ func (c *fakeCore) Step(from wire.NodeID, m wire.Message) {
 	}})
 }
 
+// Tick gathers a proposal of its own every proposeEvery ticks (when set),
+// as a new leader's replay does: nothing but the core contract tells the
+// driver to flush it.
 func (c *fakeCore) Tick() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ticks++
+	if c.proposeEvery > 0 && c.ticks%c.proposeEvery == 0 {
+		c.batch = append(c.batch, wire.Envelope{To: clientID, Msg: &wire.Reply{Kind: wire.ReplySync}})
+		c.proposed++
+	}
+}
+
+func (c *fakeCore) Pending() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.batch) > 0
 }
 
 func (c *fakeCore) Flush() {
@@ -77,6 +94,7 @@ func (c *fakeCore) Ready() []wire.Envelope {
 func (c *fakeCore) Advance() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.sent += len(c.out)
 	c.out = nil
 }
 
@@ -206,6 +224,22 @@ func TestReplicaRunServesRequests(t *testing.T) {
 			require.GreaterOrEqual(t, core.flushAt.Sub(core.stepAt), tt.batchDelay,
 				"the batch was flushed before its delay expired")
 		})
+	}
+}
+
+// TestReplicaFlushesProposalsMadeOutsideRequests: a core that gathers
+// operations on its own (a new leader's replay) has them flushed although no
+// client request arrives, with and without a batch delay.
+func TestReplicaFlushesProposalsMadeOutsideRequests(t *testing.T) {
+	for _, delay := range []time.Duration{0, 20 * time.Millisecond} {
+		core := &fakeCore{proposeEvery: 2}
+		r := newFakeReplica(t, core, delay)
+		run(t, r)
+		require.Eventually(t, func() bool {
+			core.mu.Lock()
+			defer core.mu.Unlock()
+			return core.proposed >= 3 && core.flushes >= 3 && core.sent >= 3
+		}, 2*time.Second, time.Millisecond, "batch delay %v: proposals stayed unflushed", delay)
 	}
 }
 

@@ -85,6 +85,8 @@ type node struct {
 	// deferred until Resume, as with a SIGSTOPped process.
 	paused   bool
 	deferred []*event
+	// flushArmed: a flush is scheduled for the core's pending operations.
+	flushArmed bool
 }
 
 // New builds a cluster of replicas 1..N, started and bootstrapped.
@@ -154,7 +156,7 @@ func (s *Sim) startReplica(n *node) error {
 	if err != nil {
 		return fmt.Errorf("sim: start replica %d: %w", n.id, err)
 	}
-	n.replica, n.up = core, true
+	n.replica, n.up, n.flushArmed = core, true, false
 	n.generation++
 	s.startTimers(n)
 	return nil
@@ -174,9 +176,6 @@ func (s *Sim) AddClient(site uint32) wire.NodeID {
 func (s *Sim) startTimers(n *node) {
 	phase := time.Duration(s.rand.Int64N(int64(s.cfg.Tick)))
 	s.schedule(phase, &event{kind: evTick, node: n.id, gen: n.generation})
-	if n.replica != nil && s.cfg.BatchDelay > 0 {
-		s.schedule(phase, &event{kind: evFlush, node: n.id, gen: n.generation})
-	}
 }
 
 // Submit starts an operation on a client's core.
@@ -320,10 +319,26 @@ func (s *Sim) handle(e *event) {
 		if e.gen != n.generation {
 			return
 		}
+		n.flushArmed = false
 		n.replica.Flush()
-		s.schedule(s.cfg.BatchDelay, e)
 	}
+	s.maybeFlush(n)
 	s.drain(n)
+}
+
+// maybeFlush applies the core contract's batching rule (see
+// protocol.Replica.Pending), exactly as the runtime does.
+func (s *Sim) maybeFlush(n *node) {
+	if n.replica == nil || !n.replica.Pending() {
+		return
+	}
+	switch {
+	case s.cfg.BatchDelay <= 0:
+		n.replica.Flush()
+	case !n.flushArmed:
+		n.flushArmed = true
+		s.schedule(s.cfg.BatchDelay, &event{kind: evFlush, node: n.id, gen: n.generation})
+	}
 }
 
 func (s *Sim) deliver(n *node, e *event) {
@@ -334,9 +349,6 @@ func (s *Sim) deliver(n *node, e *event) {
 	s.Stats.Delivered++
 	if n.replica != nil {
 		n.replica.Step(e.from, m)
-		if s.cfg.BatchDelay == 0 {
-			n.replica.Flush()
-		}
 	} else {
 		n.client.Step(e.from, m)
 	}

@@ -267,6 +267,9 @@ func (r *Replica) Client(id wire.OpID) (wire.NodeID, bool) {
 	return c, ok
 }
 
+// Pending implements protocol.Replica.
+func (r *Replica) Pending() bool { return len(r.batch) > 0 }
+
 // Flush implements protocol.Replica.
 func (r *Replica) Flush() {
 	if len(r.batch) == 0 {
