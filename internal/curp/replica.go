@@ -182,10 +182,11 @@ func (r *Replica) request(from wire.NodeID, req *wire.Request) {
 		}
 		return
 	}
-	if r.recovery != nil && (op.Level == wire.Strong || op.Kind.IsWrite()) {
+	if r.recovery != nil && !(r.weakPath(op) && !op.Kind.IsWrite()) {
 		// Nothing is logged before the replay: a later operation of a
 		// session logged first would move the session's floor past a
 		// replayed one, which would then count as a forgotten duplicate.
+		// Only a hybrid protocol's weak reads, which log nothing, go on.
 		r.waiting = append(r.waiting, queued{from, req})
 		return
 	}

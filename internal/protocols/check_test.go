@@ -2,6 +2,7 @@ package protocols_test
 
 import (
 	"flag"
+	"fmt"
 	"testing"
 	"time"
 
@@ -20,7 +21,10 @@ import (
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
 
-var long = flag.Bool("long", false, "run thousands of checked simulation seeds")
+var (
+	long       = flag.Bool("long", false, "run thousands of checked simulation seeds")
+	faultSeeds = flag.Int("fault-seeds", 200, "seeds per protocol and size for TestCheckedFaults")
+)
 
 // mutation breaks a protocol on purpose, to show the checker notices.
 type mutation struct {
@@ -32,11 +36,19 @@ type mutation struct {
 	// followerCrashAt, when set, does the same to a follower drawn from
 	// the seed.
 	followerCrashAt time.Duration
+	// faults runs a nemesis drawn from the seed (see nemesis).
+	faults bool
+}
+
+// checked is a checked run's verdict and what it did.
+type checked struct {
+	checker.Result
+	faults string // the nemesis's log, for a failure message
 }
 
 // checkedRun runs a mixed workload on few keys under jitter, loss and
 // duplication, records its history on the virtual clock, and checks it.
-func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) checker.Result {
+func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) checked {
 	t.Helper()
 	p, err := protocols.Lookup(name)
 	require.NoError(t, err)
@@ -84,16 +96,26 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 			s.At(s.Now()+time.Second, func() { require.NoError(t, s.Restart(f)) })
 		})
 	}
+	var nem *nemesis
+	if m.faults {
+		nem = newNemesis(s, seed)
+		nem.start(s.Now()+300*time.Millisecond, s.Now()+5*time.Second)
+	}
 	res, err := s.RunWorkload(sim.Workload{ClientSites: sites, Sessions: 2, Ops: 30, Pipeline: 2,
-		Keys: 6, WriteRatio: 0.4, WeakRatio: 0.5}, 5*time.Minute)
-	require.NoError(t, err, "seed %d", seed)
+		Keys: 6, WriteRatio: 0.4, WeakRatio: 0.5, ReadBack: true}, 5*time.Minute)
+	var log string
+	if nem != nil {
+		nem.stop()
+		log = nem.String()
+	}
+	require.NoError(t, err, "seed %d (n=%d); faults:\n%s", seed, n, log)
 	// Divergent replicas are the checker's to report (E1).
 	_, sts := s.Converged(30 * time.Second)
 	f := &history.File{Events: res.Events}
 	for _, st := range sts {
 		f.Replicas = append(f.Replicas, history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
 	}
-	return checker.Check(f, checker.Options{HOEarlyVisibility: name == "curp-ho"})
+	return checked{checker.Check(f, checker.Options{HOEarlyVisibility: name == "curp-ho"}), log}
 }
 
 // TestCheckedSimulation: many seeds per protocol, every history checked.
@@ -268,3 +290,25 @@ func forgetfulHT(o protocols.ClientOptions) protocol.Client {
 type forgetful struct{ *curpht.Client }
 
 func (forgetful) Completed(*curp.Client, *curp.Pending, *protocol.Completion) {}
+
+// TestCheckedFaults: every protocol, N = 3 and 5, under the nemesis's
+// faults (partitions both ways and one way, an isolated leader clients still
+// reach, clients cut off, slow links, pauses, crash-restarts from disk,
+// clock drift), each history checked, a final strong read of every written
+// key included. A failure prints the seed and the faults.
+func TestCheckedFaults(t *testing.T) {
+	seeds := uint64(*faultSeeds)
+	for _, name := range protocols.Names() {
+		for _, n := range []int{3, 5} {
+			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
+				start := time.Now()
+				for seed := uint64(1); seed <= seeds; seed++ {
+					res := checkedRun(t, name, n, seed, mutation{faults: true})
+					require.NoError(t, res.Err, "seed %d", seed)
+					require.True(t, res.Clean(), "seed %d (n=%d): %v\nfaults:\n%s", seed, n, res.Violations, res.faults)
+				}
+				t.Logf("%d seeds checked clean under faults in %v", seeds, time.Since(start).Round(time.Millisecond))
+			})
+		}
+	}
+}

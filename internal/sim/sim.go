@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/hybridkv/hybridkv/internal/protocol"
@@ -58,6 +59,8 @@ type Sim struct {
 	// lastDelivery keeps per-pair FIFO order.
 	lastDelivery map[[2]wire.NodeID]time.Duration
 	blocked      map[[2]wire.NodeID]bool
+	// slow adds delay to a link, one way.
+	slow map[[2]wire.NodeID]time.Duration
 
 	// OnComplete is called for every completion of a client core.
 	OnComplete func(client wire.NodeID, c protocol.Completion)
@@ -87,6 +90,8 @@ type node struct {
 	deferred []*event
 	// flushArmed: a flush is scheduled for the core's pending operations.
 	flushArmed bool
+	// tick is this node's tick period: clocks drift, so tick rates differ.
+	tick time.Duration
 }
 
 // New builds a cluster of replicas 1..N, started and bootstrapped.
@@ -106,6 +111,7 @@ func New(cfg Config) (*Sim, error) {
 		nodes:        make(map[wire.NodeID]*node),
 		lastDelivery: make(map[[2]wire.NodeID]time.Duration),
 		blocked:      make(map[[2]wire.NodeID]bool),
+		slow:         make(map[[2]wire.NodeID]time.Duration),
 	}
 	for i := 1; i <= cfg.Replicas; i++ {
 		s.replicas = append(s.replicas, wire.NodeID(i))
@@ -162,6 +168,18 @@ func (s *Sim) startReplica(n *node) error {
 	return nil
 }
 
+// Clients returns the client processes, in the order added.
+func (s *Sim) Clients() []wire.NodeID {
+	var ids []wire.NodeID
+	for id, n := range s.nodes {
+		if n.client != nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 // AddClient starts a client process at a site and returns its ID.
 func (s *Sim) AddClient(site uint32) wire.NodeID {
 	id := wire.FirstClientID + wire.NodeID(len(s.nodes))
@@ -174,7 +192,10 @@ func (s *Sim) AddClient(site uint32) wire.NodeID {
 }
 
 func (s *Sim) startTimers(n *node) {
-	phase := time.Duration(s.rand.Int64N(int64(s.cfg.Tick)))
+	if n.tick == 0 {
+		n.tick = s.cfg.Tick
+	}
+	phase := time.Duration(s.rand.Int64N(int64(n.tick)))
 	s.schedule(phase, &event{kind: evTick, node: n.id, gen: n.generation})
 }
 
@@ -242,8 +263,31 @@ func (s *Sim) Partition(a, b []wire.NodeID) {
 	}
 }
 
-// Heal removes every partition.
-func (s *Sim) Heal() { clear(s.blocked) }
+// Block drops traffic from every node of from to every node of to, one way.
+func (s *Sim) Block(from, to []wire.NodeID) {
+	for _, x := range from {
+		for _, y := range to {
+			s.blocked[[2]wire.NodeID{x, y}] = true
+		}
+	}
+}
+
+// SlowLink adds extra delay to every message from a to b.
+func (s *Sim) SlowLink(a, b wire.NodeID, extra time.Duration) {
+	s.slow[[2]wire.NodeID{a, b}] = extra
+}
+
+// SetTickRate makes a node's clock run at factor times the configured tick
+// rate (1.1: ticks come 10 % more often), from its next tick on.
+func (s *Sim) SetTickRate(id wire.NodeID, factor float64) {
+	s.nodes[id].tick = time.Duration(float64(s.cfg.Tick) / factor)
+}
+
+// Heal removes every partition, one-way block and slow link.
+func (s *Sim) Heal() {
+	clear(s.blocked)
+	clear(s.slow)
+}
 
 // Status returns a replica's status (its last incarnation's, if down).
 func (s *Sim) Status(id wire.NodeID) protocol.Status { return s.nodes[id].replica.Status() }
@@ -314,7 +358,7 @@ func (s *Sim) handle(e *event) {
 		} else {
 			n.client.Tick()
 		}
-		s.schedule(s.cfg.Tick, e)
+		s.schedule(n.tick, e)
 	case evFlush:
 		if e.gen != n.generation {
 			return
@@ -392,7 +436,7 @@ func (s *Sim) send(from *node, env wire.Envelope) {
 		s.Stats.Duplicated++
 	}
 	for range copies {
-		at := s.now + s.delay(from.site, to.site)
+		at := s.now + s.delay(from.site, to.site) + s.slow[[2]wire.NodeID{from.id, env.To}]
 		key := [2]wire.NodeID{from.id, env.To}
 		at = max(at, s.lastDelivery[key])
 		s.lastDelivery[key] = at

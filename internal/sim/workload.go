@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hybridkv/hybridkv/internal/history"
@@ -19,6 +20,10 @@ type Workload struct {
 	Keys        uint64  // keys are drawn uniformly from [0, Keys)
 	WriteRatio  float64 // fraction of writes
 	WeakRatio   float64 // fraction of weak operations
+	// ReadBack ends the run with a strong read of every key written, from
+	// the first client, recorded in the history: a write acknowledged and
+	// then lost shows even when nothing else read its key afterwards.
+	ReadBack bool
 }
 
 // Result is what a workload run observed.
@@ -94,7 +99,22 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 		}
 	}
 	total := len(w.ClientSites) * w.Sessions * w.Ops
+	start := s.now
 	s.RunUntil(func() bool { return dupErr != nil || res.Completed == total }, limit)
+	if w.ReadBack && dupErr == nil && res.Completed == total && len(w.ClientSites) > 0 {
+		keys := writtenKeys(res.Events)
+		client := sessions[1<<16|1].client
+		for i, key := range keys {
+			ss := &sess{client: client, id: 1<<40 | uint64(i)}
+			sessions[ss.id] = ss
+			ss.submitted = w.Ops // one read, no follow-up
+			id := s.Submit(client, ss.id, wire.Op{Kind: wire.Get, Key: key})
+			open[id] = inflight{start: s.now, op: wire.Op{ID: id, Kind: wire.Get, Key: key}}
+			res.Submitted++
+		}
+		total += len(keys)
+		s.RunUntil(func() bool { return dupErr != nil || res.Completed == total }, limit-(s.now-start))
+	}
 	for _, f := range open {
 		res.Events = append(res.Events, history.Event{Session: f.op.ID.Session, Seq: f.op.ID.Seq,
 			Level: f.op.Level, Kind: f.op.Kind, Key: f.op.Key, Value: f.op.Value, Invoke: int64(f.start)})
@@ -140,4 +160,18 @@ func historyEvent(f inflight, c protocol.Completion, now time.Duration) history.
 		e.Found, e.Value = c.Found, c.Value
 	}
 	return e
+}
+
+// writtenKeys lists the keys the history wrote, in order.
+func writtenKeys(events []history.Event) []uint64 {
+	seen := make(map[uint64]bool)
+	var keys []uint64
+	for _, e := range events {
+		if e.Kind.IsWrite() && !seen[e.Key] {
+			seen[e.Key] = true
+			keys = append(keys, e.Key)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }

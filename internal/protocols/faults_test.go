@@ -1,0 +1,138 @@
+package protocols_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hybridkv/hybridkv/internal/sim"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// nemesis injects faults drawn from a seed into a simulated run, one at a
+// time, each healed before the next: partitions (symmetric and one-way), a
+// leader cut off from the replicas but not from clients, clients cut off
+// from the leader or from their closest replica, slow links long enough
+// that a deposed leader's reply beats the new leader's, pauses, and crash-
+// restarts of the leader or a follower from what their disks kept. Every
+// replica's clock also runs at its own rate, so check-quorum and election
+// timers drift apart. At most f replicas are down at once (one here).
+type nemesis struct {
+	s    *sim.Sim
+	rng  *rand.Rand
+	log  []string
+	// stopped: faults still scheduled are not injected.
+	stopped bool
+	down []wire.NodeID // crashed or paused, restored at heal
+}
+
+func newNemesis(s *sim.Sim, seed uint64) *nemesis {
+	return &nemesis{s: s, rng: rand.New(rand.NewPCG(seed, 0xfa17))}
+}
+
+// start skews the clocks and schedules faults from first until end.
+func (n *nemesis) start(first, end time.Duration) {
+	for _, r := range n.s.Replicas() {
+		rate := 0.85 + 0.3*n.rng.Float64()
+		n.s.SetTickRate(r, rate)
+		n.note("replica %d ticks at %.2fx", r, rate)
+	}
+	for at := first; at < end; {
+		length := time.Duration(100+n.rng.IntN(900)) * time.Millisecond
+		n.s.At(at, n.inject)
+		n.s.At(at+length, n.healNow)
+		at += length + time.Duration(50+n.rng.IntN(300))*time.Millisecond
+	}
+}
+
+func (n *nemesis) note(format string, args ...any) {
+	n.log = append(n.log, fmt.Sprintf("%8v ", n.s.Now().Round(time.Millisecond))+fmt.Sprintf(format, args...))
+}
+
+// stop heals the fault in force and injects no more.
+func (n *nemesis) stop() {
+	n.stopped = true
+	n.healNow()
+}
+
+func (n *nemesis) inject() {
+	if n.stopped {
+		return
+	}
+	n.healNow()
+	s := n.s
+	leader := s.Leader()
+	replicas := s.Replicas()
+	others := slices.DeleteFunc(slices.Clone(replicas), func(r wire.NodeID) bool { return r == leader })
+	clients := s.Clients()
+	pick := func(ids []wire.NodeID) wire.NodeID { return ids[n.rng.IntN(len(ids))] }
+	switch kind := n.rng.IntN(9); {
+	case kind == 0 && leader != 0:
+		s.Partition([]wire.NodeID{leader}, others)
+		n.note("leader %d cut off from the replicas, clients still reach it", leader)
+	case kind == 1:
+		cut := n.rng.IntN(len(replicas)-1) + 1
+		shuffled := slices.Clone(replicas)
+		n.rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		s.Partition(shuffled[:cut], shuffled[cut:])
+		n.note("partition %v | %v", shuffled[:cut], shuffled[cut:])
+	case kind == 2:
+		a, b := pick(replicas), pick(replicas)
+		if a != b {
+			s.Block([]wire.NodeID{a}, []wire.NodeID{b})
+			n.note("one way: %d cannot reach %d", a, b)
+		}
+	case kind == 3 && leader != 0 && len(clients) > 0:
+		c := pick(clients)
+		s.Partition([]wire.NodeID{c}, []wire.NodeID{leader})
+		n.note("client %d cut off from leader %d", c, leader)
+	case kind == 4 && len(clients) > 0:
+		c, r := pick(clients), pick(replicas)
+		s.Partition([]wire.NodeID{c}, []wire.NodeID{r})
+		n.note("client %d cut off from replica %d", c, r)
+	case kind == 5:
+		a, b := pick(replicas), pick(replicas)
+		extra := time.Duration(50+n.rng.IntN(250)) * time.Millisecond
+		s.SlowLink(a, b, extra)
+		if c := clients; len(c) > 0 && leader != 0 {
+			s.SlowLink(leader, pick(c), extra)
+		}
+		n.note("slow links from %d to %d and from leader %d, +%v", a, b, leader, extra)
+	case kind == 6:
+		r := pick(replicas)
+		s.Pause(r)
+		n.down = append(n.down, r)
+		n.note("pause replica %d", r)
+	default:
+		victim := pick(replicas)
+		if kind == 7 && leader != 0 {
+			victim = leader
+		}
+		s.Crash(victim)
+		n.down = append(n.down, victim)
+		n.note("crash replica %d (leader %d); it restarts from its disk at heal", victim, leader)
+	}
+}
+
+// healNow ends the fault in force: links heal, paused replicas resume and
+// crashed ones restart from their disks.
+func (n *nemesis) healNow() {
+	n.s.Heal()
+	for _, r := range n.down {
+		if n.s.Up(r) {
+			n.s.Resume(r)
+			continue
+		}
+		if err := n.s.Restart(r); err != nil {
+			n.note("restart of replica %d failed: %v", r, err)
+		}
+	}
+	if len(n.down) > 0 {
+		n.note("heal (replicas %v back)", n.down)
+	}
+	n.down = n.down[:0]
+}
+
+func (n *nemesis) String() string { return strings.Join(n.log, "\n") }
