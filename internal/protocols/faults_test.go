@@ -20,12 +20,12 @@ import (
 // replica's clock also runs at its own rate, so check-quorum and election
 // timers drift apart. At most f replicas are down at once (one here).
 type nemesis struct {
-	s    *sim.Sim
-	rng  *rand.Rand
-	log  []string
+	s   *sim.Sim
+	rng *rand.Rand
+	log []string
 	// stopped: faults still scheduled are not injected.
 	stopped bool
-	down []wire.NodeID // crashed or paused, restored at heal
+	down    []wire.NodeID // crashed or paused, restored at heal
 }
 
 func newNemesis(s *sim.Sim, seed uint64) *nemesis {
