@@ -17,13 +17,13 @@ func (r *Replica) loadRecords() error {
 	if r.records == nil {
 		return nil
 	}
-	ops, err := r.records.Load()
+	entries, err := r.records.Load()
 	if err != nil {
 		return err
 	}
-	for i := range ops {
-		if !r.Replica.Applied(ops[i].ID) {
-			r.pool.Add(&ops[i])
+	for i := range entries {
+		if e := &entries[i]; !r.Replica.Applied(e.Op.ID) {
+			r.pool.Add(&e.Op, e.PrevWeak)
 		}
 	}
 	r.pool.SetLog(r.records) // what was loaded is durable already
@@ -44,7 +44,7 @@ func (r *Replica) Ready() []wire.Envelope {
 		panic(fmt.Sprintf("replica %d: witness records: %v", r.ID(), err))
 	}
 	if n := r.records.Bytes(); n > rewriteRecordsAt && n > 4*r.liveRecordBytes() {
-		if err := r.records.Rewrite(r.pooledOps()); err != nil {
+		if err := r.records.Rewrite(r.pooled()); err != nil {
 			panic(fmt.Sprintf("replica %d: witness records: %v", r.ID(), err))
 		}
 	}

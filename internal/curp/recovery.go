@@ -11,7 +11,7 @@ import (
 // recovery is a new leader gathering witness records before it serves.
 type recovery struct {
 	term    uint64
-	replies map[wire.NodeID][]wire.Op
+	replies map[wire.NodeID][]witness.Entry
 	// runs says which run of each witness answered, and whether its
 	// records are complete; only complete ones count.
 	runs map[wire.NodeID]run
@@ -25,28 +25,28 @@ type recovery struct {
 
 func (r *Replica) startRecovery() {
 	_, term := r.Leader()
-	rec := &recovery{term: term, replies: make(map[wire.NodeID][]wire.Op), runs: make(map[wire.NodeID]run),
+	rec := &recovery{term: term, replies: make(map[wire.NodeID][]witness.Entry), runs: make(map[wire.NodeID]run),
 		syncs: make(map[wire.NodeID]*wire.WitnessSync)}
-	rec.replies[r.ID()] = r.pooledOps()
+	rec.replies[r.ID()] = r.pooled()
 	rec.runs[r.ID()] = run{Incarnation: r.wit.incarnation, Complete: r.wit.complete}
-	for _, op := range rec.replies[r.ID()] {
-		rec.witnessed = append(rec.witnessed, op.ID)
+	for _, e := range rec.replies[r.ID()] {
+		rec.witnessed = append(rec.witnessed, e.Op.ID)
 	}
 	r.recovery = rec
 	r.askPeers(rec)
 	rec.maybeFinish(r)
 }
 
-// pooledOps lists the pool in arrival order, so a replay is reproducible.
-func (r *Replica) pooledOps() []wire.Op {
+// pooled lists the pool in arrival order, so a replay is reproducible.
+func (r *Replica) pooled() []witness.Entry {
 	recs := make([]*witness.Record, 0, r.pool.Len())
 	r.pool.Each(func(rec *witness.Record) { recs = append(recs, rec) })
 	slices.SortFunc(recs, func(a, b *witness.Record) int { return cmp.Compare(a.Order, b.Order) })
-	ops := make([]wire.Op, len(recs))
+	entries := make([]witness.Entry, len(recs))
 	for i, rec := range recs {
-		ops[i] = rec.Op
+		entries[i] = witness.Entry{Op: rec.Op, PrevWeak: rec.PrevWeak}
 	}
-	return ops
+	return entries
 }
 
 func (r *Replica) askPeers(rec *recovery) {
@@ -59,8 +59,20 @@ func (r *Replica) askPeers(rec *recovery) {
 
 // onRecover answers a new leader with this witness's records.
 func (r *Replica) onRecover(from wire.NodeID, m *wire.Recover) {
-	r.Send(from, &wire.RecoverReply{Term: m.Term, Ops: r.pooledOps(),
-		Incarnation: r.wit.incarnation, Complete: r.wit.complete})
+	rep := &wire.RecoverReply{Term: m.Term, Incarnation: r.wit.incarnation, Complete: r.wit.complete}
+	entries := r.pooled()
+	for _, e := range entries {
+		rep.Ops = append(rep.Ops, e.Op)
+		if e.PrevWeak != 0 && rep.PrevWeak == nil {
+			rep.PrevWeak = make([]uint64, len(entries))
+		}
+	}
+	for i, e := range entries {
+		if rep.PrevWeak != nil {
+			rep.PrevWeak[i] = e.PrevWeak
+		}
+	}
+	r.Send(from, rep)
 }
 
 type run struct {
@@ -72,9 +84,26 @@ func (rec *recovery) onReply(r *Replica, from wire.NodeID, m *wire.RecoverReply)
 	if m.Term != rec.term {
 		return
 	}
-	rec.replies[from] = m.Ops
+	entries := make([]witness.Entry, len(m.Ops))
+	for i := range m.Ops {
+		entries[i].Op = m.Ops[i]
+		if m.PrevWeak != nil {
+			entries[i].PrevWeak = m.PrevWeak[i]
+		}
+	}
+	rec.replies[from] = entries
 	rec.runs[from] = run{Incarnation: m.Incarnation, Complete: m.Complete}
 	rec.maybeFinish(r)
+}
+
+// replay logs a recovered operation as its request would have been: after
+// the session's previous weak write (CURP-HO holds it until that is logged),
+// so a replay keeps each session's order.
+func (r *Replica) replay(req *wire.Request) {
+	if r.ext != nil && !r.ext.Admit(r, 0, req) {
+		return
+	}
+	r.Propose(0, req)
 }
 
 // tick re-asks silent witnesses: the leader cannot commit without a
@@ -105,28 +134,24 @@ func (rec *recovery) maybeFinish(r *Replica) {
 	}
 	threshold := (f+1)/2 + 1
 	counts := make(map[wire.OpID]int)
-	var order []wire.Op
+	var order []witness.Entry
 	for _, p := range r.Peers() {
 		if !rec.runs[p].Complete {
 			continue
 		}
-		for _, op := range rec.replies[p] {
-			if counts[op.ID] == 0 {
-				order = append(order, op)
+		for _, e := range rec.replies[p] {
+			if counts[e.Op.ID] == 0 {
+				order = append(order, e)
 			}
-			counts[op.ID]++
+			counts[e.Op.ID]++
 		}
 	}
 	r.recovery = nil
-	for i := range order {
-		op := &order[i]
-		if counts[op.ID] < threshold {
+	for _, e := range order {
+		if counts[e.Op.ID] < threshold || r.Replica.Applied(e.Op.ID) {
 			continue
 		}
-		if r.Replica.Applied(op.ID) {
-			continue
-		}
-		r.Propose(0, &wire.Request{Op: *op})
+		r.replay(&wire.Request{Op: e.Op, PrevWeak: e.PrevWeak})
 	}
 	// The leader's pool holds what it logged and has not applied, plus a
 	// hybrid protocol's pooled weak writes (their clients re-send them

@@ -195,7 +195,7 @@ func (r *Replica) request(from wire.NodeID, req *wire.Request) {
 		return
 	}
 	if !r.IsLeader() {
-		r.witness(from, op)
+		r.witness(from, req)
 		return
 	}
 	if r.ext != nil && !r.ext.Admit(r, from, req) {
@@ -204,11 +204,13 @@ func (r *Replica) request(from wire.NodeID, req *wire.Request) {
 	r.Propose(from, req)
 }
 
-// witness records op unless a conflicting unapplied operation is recorded.
-func (r *Replica) witness(from wire.NodeID, op *wire.Op) {
+// witness records req's operation unless a conflicting unapplied operation
+// is recorded.
+func (r *Replica) witness(from wire.NodeID, req *wire.Request) {
+	op := &req.Op
 	ok := r.conflicting(op) == nil
 	if ok {
-		r.pool.Add(op)
+		r.pool.Add(op, req.PrevWeak)
 	}
 	rep := &wire.Reply{Kind: wire.ReplyWitness, ID: op.ID, Ok: ok, Incarnation: r.wit.incarnation}
 	if ok && r.ext != nil {
@@ -237,11 +239,11 @@ func (r *Replica) appended(index uint64, req *wire.Request) {
 	}
 	op := &req.Op
 	if r.weakPath(op) {
-		r.pool.Add(op)
+		r.pool.Add(op, req.PrevWeak)
 		return
 	}
 	conflict := r.conflicting(op) != nil
-	r.pool.Add(op)
+	r.pool.Add(op, req.PrevWeak)
 	to, ok := r.Client(op.ID)
 	if !ok {
 		return

@@ -40,7 +40,7 @@ func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 		}
 		return
 	}
-	r.Pool().Add(op)
+	r.Pool().Add(op, req.PrevWeak)
 	if req.Flags&wire.FlagReplyWanted != 0 {
 		r.Reply(from, &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true})
 	}

@@ -64,12 +64,12 @@ func (d *Disk) Records() (*Records, error) {
 // zeros begin. A damaged frame followed by nothing but zeros is a torn
 // write (a crash in the middle of it) and is cut off with a log line; one
 // followed by more frames stops the replica.
-func (l *Records) Load() ([]wire.Op, error) {
+func (l *Records) Load() ([]witness.Entry, error) {
 	raw, err := io.ReadAll(io.NewSectionReader(l.f, 0, 1<<62))
 	if err != nil {
 		return nil, err
 	}
-	var ops []wire.Op
+	var ops []witness.Entry
 	off := 0
 	for off+4 <= len(raw) && binary.LittleEndian.Uint32(raw[off:]) != 0 {
 		batch, n, err := decodeFrame(raw[off:])
@@ -111,8 +111,8 @@ func (l *Records) reserve(n int64) error {
 	return fileutil.Preallocate(l.f, l.allocated, true)
 }
 
-// decodeFrame reads one frame and returns its operations and length.
-func decodeFrame(b []byte) ([]wire.Op, int, error) {
+// decodeFrame reads one frame and returns its records and length.
+func decodeFrame(b []byte) ([]witness.Entry, int, error) {
 	if len(b) < frameHeader {
 		return nil, len(b), io.ErrUnexpectedEOF
 	}
@@ -124,25 +124,32 @@ func decodeFrame(b []byte) ([]wire.Op, int, error) {
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[4:]) {
 		return nil, frameHeader + n, errors.New("CRC mismatch")
 	}
-	var ops []wire.Op
+	var ops []witness.Entry
 	for len(body) > 0 {
 		if len(body) < 4 || int(binary.LittleEndian.Uint32(body)) > len(body)-4 {
 			return nil, frameHeader + n, errors.New("bad record length")
 		}
 		size := int(binary.LittleEndian.Uint32(body))
-		var op wire.Op
-		if err := wire.DecodeOp(body[4:4+size], &op); err != nil {
+		prev, k := binary.Uvarint(body[4 : 4+size])
+		if k <= 0 {
+			return nil, frameHeader + n, errors.New("bad record")
+		}
+		e := witness.Entry{PrevWeak: prev}
+		if err := wire.DecodeOp(body[4+k:4+size], &e.Op); err != nil {
 			return nil, frameHeader + n, err
 		}
-		ops = append(ops, op)
+		ops = append(ops, e)
 		body = body[4+size:]
 	}
 	return ops, frameHeader + n, nil
 }
 
-func appendRecord(b []byte, op *wire.Op) []byte {
+// appendRecord appends one record: its length, the session's previous weak
+// write, the operation.
+func appendRecord(b []byte, op *wire.Op, prevWeak uint64) []byte {
 	at := len(b)
-	b = wire.AppendOp(append(b, 0, 0, 0, 0), op)
+	b = binary.AppendUvarint(append(b, 0, 0, 0, 0), prevWeak)
+	b = wire.AppendOp(b, op)
 	binary.LittleEndian.PutUint32(b[at:], uint32(len(b)-at-4))
 	return b
 }
@@ -155,7 +162,9 @@ func sealFrame(b []byte) []byte {
 }
 
 // Append implements witness.Log.
-func (l *Records) Append(op *wire.Op) { l.pending = appendRecord(l.pending, op) }
+func (l *Records) Append(op *wire.Op, prevWeak uint64) {
+	l.pending = appendRecord(l.pending, op, prevWeak)
+}
 
 func (l *Records) dirty() bool { return len(l.pending) > frameHeader }
 
@@ -181,11 +190,11 @@ func (l *Records) Sync() error {
 
 // Rewrite implements witness.Log: the live records go to a new file that
 // replaces the log in one rename.
-func (l *Records) Rewrite(ops []wire.Op) error {
+func (l *Records) Rewrite(entries []witness.Entry) error {
 	tmp := l.path + ".tmp"
 	frame := make([]byte, frameHeader)
-	for i := range ops {
-		frame = appendRecord(frame, &ops[i])
+	for i := range entries {
+		frame = appendRecord(frame, &entries[i].Op, entries[i].PrevWeak)
 	}
 	frame = sealFrame(frame)
 	if err := writeSynced(tmp, frame); err != nil {

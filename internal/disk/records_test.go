@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hybridkv/hybridkv/internal/wire"
+	"github.com/hybridkv/hybridkv/internal/witness"
 )
 
 func op(seq uint64, value string) wire.Op {
@@ -24,10 +25,10 @@ func TestRecordsRoundTripAndRewrite(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, ops)
 	o1, o2, o3 := op(1, "a"), op(2, "b"), op(3, "c")
-	l.Append(&o1)
-	l.Append(&o2)
+	l.Append(&o1, 0)
+	l.Append(&o2, 1)
 	require.NoError(t, l.Sync())
-	l.Append(&o3)
+	l.Append(&o3, 0)
 	require.NoError(t, l.Sync())
 	require.NoError(t, d.Close())
 
@@ -36,12 +37,12 @@ func TestRecordsRoundTripAndRewrite(t *testing.T) {
 	require.NoError(t, err)
 	ops, err = l.Load()
 	require.NoError(t, err)
-	require.Equal(t, []wire.Op{op(1, "a"), op(2, "b"), op(3, "c")}, ops)
+	require.Equal(t, []witness.Entry{{Op: op(1, "a")}, {Op: op(2, "b"), PrevWeak: 1}, {Op: op(3, "c")}}, ops)
 	before := l.Bytes()
-	require.NoError(t, l.Rewrite([]wire.Op{op(3, "c")}))
+	require.NoError(t, l.Rewrite([]witness.Entry{{Op: op(3, "c")}}))
 	require.Less(t, l.Bytes(), before)
 	o4 := op(4, "d")
-	l.Append(&o4)
+	l.Append(&o4, 0)
 	// Syncing the raft log syncs queued records too.
 	require.NoError(t, d.SaveSnapshot(snapshot(1, 1, "")))
 	require.NoError(t, d.Save(hardState(1, 0, 1), nil))
@@ -53,7 +54,7 @@ func TestRecordsRoundTripAndRewrite(t *testing.T) {
 	require.NoError(t, err)
 	ops, err = l.Load()
 	require.NoError(t, err)
-	require.Equal(t, []wire.Op{op(3, "c"), op(4, "d")}, ops)
+	require.Equal(t, []witness.Entry{{Op: op(3, "c")}, {Op: op(4, "d")}}, ops)
 }
 
 // writeRecords syncs five one-record frames and returns the log's path
@@ -64,7 +65,7 @@ func writeRecords(t *testing.T, dir string) (string, int64) {
 	require.NoError(t, err)
 	for i := uint64(1); i <= 5; i++ {
 		o := op(i, "value-value")
-		l.Append(&o)
+		l.Append(&o, 0)
 		require.NoError(t, l.Sync())
 	}
 	end := l.Bytes()
@@ -91,7 +92,7 @@ func TestRecordsTornTailIsRepaired(t *testing.T) {
 	require.Contains(t, log.String(), "repaired a torn write at the end of the witness log")
 	// The repaired log takes new records after the last good one.
 	o := op(6, "after")
-	l.Append(&o)
+	l.Append(&o, 0)
 	require.NoError(t, l.Sync())
 	require.NoError(t, d.Close())
 	d = open(t, dir, nil)
@@ -100,7 +101,7 @@ func TestRecordsTornTailIsRepaired(t *testing.T) {
 	ops, err = l.Load()
 	require.NoError(t, err)
 	require.Len(t, ops, 5)
-	require.Equal(t, "after", string(ops[4].Value))
+	require.Equal(t, "after", string(ops[4].Op.Value))
 }
 
 func TestRecordsDamageStopsTheReplica(t *testing.T) {

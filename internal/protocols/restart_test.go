@@ -269,3 +269,40 @@ func TestRecoveryReplaysBeforeLaterWeakWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayKeepsSessionOrderOfWeakWrites (CURP-HO, N = 3): a session's
+// weak writes w1 and w2 to one key reach the witnesses unevenly — w1 only
+// its bound replica, w2 two replicas — and neither reaches the leader,
+// which crashes. The new leader's recovery replays w2 (two records) but not
+// w1 (one), and w1 arrives later with its client's retry: logged w2 before
+// w1, the session's own strong read returns w1, a value it overwrote. A
+// replay must wait, like any request, for the session's previous weak write.
+func TestReplayKeepsSessionOrderOfWeakWrites(t *testing.T) {
+	c := newCluster(t, "curp-ho", 3, 1, sim.Network{})
+	leader := c.Leader()
+	var bound, other wire.NodeID
+	for _, r := range c.Replicas() {
+		switch {
+		case r == leader:
+		case bound == 0:
+			bound = r
+		default:
+			other = r
+		}
+	}
+	cl := c.AddClient(siteOf(bound))
+	c.Block([]wire.NodeID{cl}, []wire.NodeID{leader, other})
+	c.put(cl, 1, key, "w1", wire.Weak)
+	c.Heal()
+	c.Block([]wire.NodeID{cl}, []wire.NodeID{leader})
+	c.put(cl, 1, key, "w2", wire.Weak)
+	// The client's retries reach no one until the new leader has recovered.
+	c.Block([]wire.NodeID{cl}, c.Replicas())
+	c.Crash(leader)
+	require.True(t, c.RunUntil(func() bool { l := c.Leader(); return l != 0 && l != leader }, 10*time.Second))
+	c.RunFor(time.Second)
+	c.Heal()
+	c.RunFor(3 * time.Second) // the client's retries of w1 arrive
+	got := c.get(cl, 1, key, wire.Strong)
+	require.Equal(t, "w2", string(got.Value), "the session read its own overwritten write")
+}

@@ -356,6 +356,10 @@ func (r *RecoverReply) appendPayload(b []byte) []byte {
 	for i := range r.Ops {
 		b = appendOp(b, &r.Ops[i])
 	}
+	b = binary.AppendUvarint(b, uint64(len(r.PrevWeak)))
+	for _, p := range r.PrevWeak {
+		b = binary.AppendUvarint(b, p)
+	}
 	b = binary.AppendUvarint(b, r.Incarnation)
 	return appendBool(b, r.Complete)
 }
@@ -377,6 +381,16 @@ func (r *RecoverReply) decode(d *decoder) {
 		r.Ops = make([]Op, n)
 		for i := range r.Ops {
 			d.op(&r.Ops[i])
+		}
+	}
+	if n := d.count(1); n > 0 {
+		if n != len(r.Ops) {
+			d.fail(fmt.Errorf("wire: %d previous weak writes for %d ops", n, len(r.Ops)))
+			return
+		}
+		r.PrevWeak = make([]uint64, n)
+		for i := range r.PrevWeak {
+			r.PrevWeak[i] = d.uvarint()
 		}
 	}
 	r.Incarnation = d.uvarint()

@@ -140,6 +140,8 @@ func samples() []sample {
 			{ID: OpID{Session: 7, Seq: 8}, Kind: Get, Key: 9},
 		}}},
 		{"recover-reply-empty", &RecoverReply{Term: 1}},
+		{"recover-reply-prev-weak", &RecoverReply{Term: 2, Ops: []Op{{ID: OpID{Session: 1, Seq: 3}, Level: Weak, Kind: Put, Key: 1}, {ID: OpID{Session: 2, Seq: 1}}},
+			PrevWeak: []uint64{2, 0}}},
 		{"recover-reply-incarnation", &RecoverReply{Term: 3, Incarnation: math.MaxUint64, Complete: true}},
 		{"witness-sync", &WitnessSync{Incarnation: 1 << 63, Complete: true}},
 		{"witness-sync-incomplete", &WitnessSync{Incarnation: 5}},

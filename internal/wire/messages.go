@@ -182,6 +182,10 @@ type Recover struct {
 type RecoverReply struct {
 	Term uint64
 	Ops  []Op
+	// PrevWeak, when not empty, holds for each of Ops the sequence number
+	// of its session's weak write before it (CURP-HO): a replay waits for
+	// that write as the request did.
+	PrevWeak []uint64
 	// Incarnation is the witness's run (see Reply.Incarnation).
 	Incarnation uint64
 	// Complete says the witness holds every record it acknowledged; a

@@ -19,16 +19,23 @@ import (
 // operations it has applied, and Rewrite bounds what stale records cost.
 type Log interface {
 	// Load returns the records in the order they were appended.
-	Load() ([]wire.Op, error)
+	Load() ([]Entry, error)
 	// Append queues a record; it is durable after the next Sync.
-	Append(op *wire.Op)
+	Append(op *wire.Op, prevWeak uint64)
 	// Sync makes every appended record durable.
 	Sync() error
-	// Rewrite replaces the log's content with ops, atomically and
+	// Rewrite replaces the log's content with entries, atomically and
 	// durably, queued records included.
-	Rewrite(ops []wire.Op) error
+	Rewrite(entries []Entry) error
 	// Bytes is the log's size, for deciding when to Rewrite.
 	Bytes() int64
+}
+
+// Entry is one logged record: an operation and the session's weak write
+// before it.
+type Entry struct {
+	Op       wire.Op
+	PrevWeak uint64
 }
 
 // MemLog is a Log in memory, for the simulator and tests: what was synced
@@ -36,36 +43,36 @@ type Log interface {
 // Crash drops the rest.
 type MemLog struct {
 	mu      sync.Mutex
-	ops     []wire.Op
-	pending []wire.Op
+	ops     []Entry
+	pending []Entry
 	bytes   int64
 }
 
 var _ Log = (*MemLog)(nil)
 
 // Load implements Log.
-func (l *MemLog) Load() ([]wire.Op, error) {
+func (l *MemLog) Load() ([]Entry, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]wire.Op(nil), l.ops...), nil
+	return append([]Entry(nil), l.ops...), nil
 }
 
 // Append implements Log.
-func (l *MemLog) Append(op *wire.Op) {
+func (l *MemLog) Append(op *wire.Op, prevWeak uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := *op
 	c.Value = append([]byte(nil), op.Value...)
-	l.pending = append(l.pending, c)
+	l.pending = append(l.pending, Entry{Op: c, PrevWeak: prevWeak})
 }
 
 // Sync implements Log.
 func (l *MemLog) Sync() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, op := range l.pending {
-		l.ops = append(l.ops, op)
-		l.bytes += int64(len(op.Value)) + 24 // about an encoded op
+	for _, e := range l.pending {
+		l.ops = append(l.ops, e)
+		l.bytes += int64(len(e.Op.Value)) + 24 // about an encoded record
 	}
 	l.pending = l.pending[:0]
 	return nil
@@ -79,12 +86,12 @@ func (l *MemLog) Crash() {
 }
 
 // Rewrite implements Log.
-func (l *MemLog) Rewrite(ops []wire.Op) error {
+func (l *MemLog) Rewrite(entries []Entry) error {
 	l.mu.Lock()
 	l.ops, l.pending, l.bytes = nil, nil, 0
 	l.mu.Unlock()
-	for i := range ops {
-		l.Append(&ops[i])
+	for i := range entries {
+		l.Append(&entries[i].Op, entries[i].PrevWeak)
 	}
 	return l.Sync()
 }

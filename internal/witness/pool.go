@@ -5,6 +5,10 @@ import "github.com/hybridkv/hybridkv/internal/wire"
 // Record is one pooled operation.
 type Record struct {
 	Op wire.Op
+	// PrevWeak is the sequence number of the session's weak write before
+	// this operation (0 if none): a replay of it must wait for that write,
+	// as the request did.
+	PrevWeak uint64
 	// Order is the record's arrival rank in this pool: a later record on the
 	// same key has a larger Order.
 	Order uint64
@@ -61,13 +65,14 @@ func (p *Pool) Latest(key uint64, match func(*Record) bool) *Record {
 	return best
 }
 
-// Add pools op unless it is already pooled, and returns its record.
-func (p *Pool) Add(op *wire.Op) *Record {
+// Add pools op, which followed the session's weak write prevWeak, unless it
+// is already pooled, and returns its record.
+func (p *Pool) Add(op *wire.Op, prevWeak uint64) *Record {
 	if r := p.byID[op.ID]; r != nil {
 		return r
 	}
 	p.next++
-	r := &Record{Op: *op, Order: p.next}
+	r := &Record{Op: *op, PrevWeak: prevWeak, Order: p.next}
 	p.byID[op.ID] = r
 	p.byKey[op.Key] = append(p.byKey[op.Key], r)
 	s := p.bySession[op.ID.Session]
@@ -77,7 +82,7 @@ func (p *Pool) Add(op *wire.Op) *Record {
 	}
 	s[op.ID.Seq] = r
 	if p.log != nil {
-		p.log.Append(&r.Op)
+		p.log.Append(&r.Op, prevWeak)
 	}
 	return r
 }

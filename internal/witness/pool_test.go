@@ -14,7 +14,7 @@ func op(sess, seq, key uint64, kind wire.OpKind) *wire.Op {
 
 func TestConflicts(t *testing.T) {
 	p := New()
-	p.Add(op(1, 1, 5, wire.Get))
+	p.Add(op(1, 1, 5, wire.Get), 0)
 	tests := []struct {
 		name string
 		op   *wire.Op
@@ -36,9 +36,9 @@ func TestConflicts(t *testing.T) {
 
 func TestLatestAndRemove(t *testing.T) {
 	p := New()
-	p.Add(op(1, 1, 5, wire.Put))
-	p.Add(op(2, 1, 5, wire.Put))
-	p.Add(op(1, 2, 6, wire.Put))
+	p.Add(op(1, 1, 5, wire.Put), 0)
+	p.Add(op(2, 1, 5, wire.Put), 0)
+	p.Add(op(1, 2, 6, wire.Put), 0)
 	require.Equal(t, wire.OpID{Session: 2, Seq: 1}, p.Latest(5, nil).Op.ID)
 	require.True(t, p.Remove(wire.OpID{Session: 2, Seq: 1}))
 	require.False(t, p.Remove(wire.OpID{Session: 2, Seq: 1}))
@@ -47,5 +47,5 @@ func TestLatestAndRemove(t *testing.T) {
 	p.Session(1, func(*Record) { n++ })
 	require.Equal(t, 2, n)
 	require.Equal(t, 2, p.Len())
-	require.Same(t, p.Get(wire.OpID{Session: 1, Seq: 2}), p.Add(op(1, 2, 6, wire.Put)), "adding twice keeps one record")
+	require.Same(t, p.Get(wire.OpID{Session: 1, Seq: 2}), p.Add(op(1, 2, 6, wire.Put), 0), "adding twice keeps one record")
 }
