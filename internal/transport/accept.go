@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -41,11 +43,22 @@ func (t *Transport) acceptLoop() {
 func (t *Transport) serveAccepted(nc net.Conn) {
 	defer t.wg.Done()
 	tuneTCP(nc)
+	if t.cfg.TLS != nil {
+		var err error
+		if nc, err = t.acceptTLS(nc); err != nil {
+			return
+		}
+	}
 	r := newFrameReader(nc)
 	h, err := t.readHello(nc, r)
 	if err != nil {
 		t.untrack(nc)
 		t.logEnd(fmt.Errorf("handshake: %w", err), "remote", nc.RemoteAddr())
+		return
+	}
+	if err := t.authorize(nc, h.From); err != nil {
+		t.untrack(nc)
+		t.log.Warn("transport: rejected connection", "remote", nc.RemoteAddr(), "claims", h.From, "reason", err)
 		return
 	}
 	c := t.newConn(nc, h.From, h.Site)
@@ -81,4 +94,44 @@ func (t *Transport) unregister(c *conn) {
 		delete(t.accepted, c.remote)
 	}
 	t.routesMu.Unlock()
+}
+
+// acceptTLS runs the server side of the TLS handshake, which verifies the
+// peer's certificate; a failure (wrong CA, expired certificate, a
+// plain-text peer) closes the connection with a log line saying why.
+func (t *Transport) acceptTLS(nc net.Conn) (net.Conn, error) {
+	tc := tls.Server(nc, t.cfg.TLS.Server)
+	err := t.handshake(tc)
+	if err == nil && !t.retrack(nc, tc) {
+		err = net.ErrClosed
+	}
+	if err != nil {
+		t.untrack(nc)
+		if t.ctx.Err() == nil {
+			t.log.Warn("transport: rejected connection", "remote", nc.RemoteAddr(), "reason", err)
+		}
+		return nil, err
+	}
+	return tc, nil
+}
+
+// authorize checks that an accepted TLS connection's certificate may speak
+// for the node it claims.
+func (t *Transport) authorize(nc net.Conn, claimed wire.NodeID) error {
+	tc, ok := nc.(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	certs := tc.ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		return errors.New("no client certificate")
+	}
+	return t.cfg.TLS.Authorize(certs[0], claimed)
+}
+
+// handshake runs a TLS handshake within the handshake timeout.
+func (t *Transport) handshake(tc *tls.Conn) error {
+	ctx, cancel := context.WithTimeout(t.ctx, t.cfg.handshakeTimeout())
+	defer cancel()
+	return tc.HandshakeContext(ctx)
 }

@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,8 +44,24 @@ type Config struct {
 	// connection may take to send its Hello, and a dialer to write its own.
 	// Zero means DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
+	// TLS, when set, secures every connection with mutual TLS; nil is
+	// plain TCP.
+	TLS *TLS
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+}
+
+// TLS is a transport's mutual TLS.
+type TLS struct {
+	// Server accepts connections; it must require and verify client
+	// certificates. Nil for a node that only dials.
+	Server *tls.Config
+	// Client returns the configuration to dial peer with, which verifies
+	// that the peer's certificate is the peer's.
+	Client func(peer wire.NodeID) *tls.Config
+	// Authorize decides whether the verified certificate of an accepted
+	// connection may speak for the node its Hello claims.
+	Authorize func(cert *x509.Certificate, claimed wire.NodeID) error
 }
 
 // DefaultHandshakeTimeout keeps a connection that never identifies itself
@@ -53,6 +71,16 @@ const DefaultHandshakeTimeout = 5 * time.Second
 func (c *Config) validate() error {
 	if c.Listen == "" && len(c.Peers) == 0 {
 		return errors.New("transport: config has neither Listen nor Peers")
+	}
+	if t := c.TLS; t != nil {
+		switch {
+		case c.Listen != "" && (t.Server == nil || t.Authorize == nil):
+			return errors.New("transport: TLS on a listening node needs a server configuration and Authorize")
+		case c.Listen != "" && t.Server.ClientAuth != tls.RequireAndVerifyClientCert:
+			return errors.New("transport: TLS server configuration must require and verify client certificates")
+		case len(c.Peers) > 0 && t.Client == nil:
+			return errors.New("transport: TLS on a dialing node needs a client configuration")
+		}
 	}
 	if c.FlushDelay < 0 || c.HandshakeTimeout < 0 {
 		return errors.New("transport: negative FlushDelay or HandshakeTimeout")

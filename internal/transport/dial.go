@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"crypto/tls"
 	"net"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,21 @@ func (d *dialer) dial() (net.Conn, error) {
 		return nil, net.ErrClosed
 	}
 	tuneTCP(nc)
+	if d.t.cfg.TLS != nil {
+		tc := tls.Client(nc, d.t.cfg.TLS.Client(d.id))
+		err := d.t.handshake(tc)
+		if err == nil && !d.t.retrack(nc, tc) {
+			err = net.ErrClosed
+		}
+		if err != nil {
+			d.t.untrack(nc)
+			if d.t.ctx.Err() == nil {
+				d.t.log.Warn("transport: TLS handshake failed", "peer", d.id, "addr", d.peer.Addr, "reason", err)
+			}
+			return nil, err
+		}
+		nc = tc
+	}
 	if err := d.t.sendHello(nc); err != nil {
 		d.t.untrack(nc)
 		return nil, err

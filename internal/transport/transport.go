@@ -147,6 +147,20 @@ func (t *Transport) Close() error {
 // now is the current time as a due time.
 func (t *Transport) now() time.Duration { return time.Since(t.epoch) }
 
+// retrack replaces a tracked socket by the TLS connection over it, so
+// Close and the connection's end reach the same key; false if closed.
+func (t *Transport) retrack(raw, tc net.Conn) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.live, raw)
+	if t.closed {
+		tc.Close()
+		return false
+	}
+	t.live[tc] = struct{}{}
+	return true
+}
+
 // track records an open socket so Close can reach it; it refuses once the
 // transport is closing.
 func (t *Transport) track(nc net.Conn) bool {
