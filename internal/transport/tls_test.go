@@ -178,7 +178,7 @@ func TestTLSDialerRejectsAServerWithTheWrongIdentity(t *testing.T) {
 	// Replica 2 believes replica 3 listens at the server's address.
 	tr := start(t, Config{Self: 2, Peers: map[wire.NodeID]Peer{3: {Addr: srv.Addr().String()}},
 		Logger: slog.New(slog.NewTextHandler(log, nil)),
-		TLS: &TLS{Client: func(peer wire.NodeID) *tls.Config { return certs.ClientConfig(cert, p.pool, uint64(peer)) }}},
+		TLS:    &TLS{Client: func(peer wire.NodeID) *tls.Config { return certs.ClientConfig(cert, p.pool, uint64(peer)) }}},
 		func(wire.NodeID, wire.Message) {})
 	tr.Send(3, request(1))
 	require.Eventually(t, func() bool { return bytes.Contains([]byte(log.String()), []byte("TLS handshake failed")) },
