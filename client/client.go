@@ -1,6 +1,7 @@
 package client
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hybridkv/hybridkv/internal/certs"
 	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/protocols"
@@ -61,6 +63,10 @@ type Config struct {
 	// History, when set, records every operation for the consistency
 	// checker (several clients may share one).
 	History *history.Recorder
+	// TLS, when set, is the client's mutual TLS: its certificate and the
+	// CA pool (RootCAs) that verifies the replicas. Each replica is
+	// verified as replica-<id>.hybridkv, the name its certificate carries.
+	TLS *tls.Config
 }
 
 // Errors returned by operations.
@@ -135,6 +141,7 @@ func New(cfg Config) (*Client, error) {
 	c.tr, err = transport.New(transport.Config{
 		Self: c.id, Site: cfg.Site, Peers: peers,
 		Delay: cfg.Delay, FlushDelay: cfg.FlushDelay, Logger: cfg.Logger,
+		TLS: clientTLS(cfg.TLS),
 	}, c.loop.inbox.Put)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
@@ -214,4 +221,16 @@ func (c *Client) Close() error {
 	c.loop.stop()
 	<-c.stopped
 	return c.tr.Close()
+}
+
+// clientTLS dials each replica with base, verified under the replica's name.
+func clientTLS(base *tls.Config) *transport.TLS {
+	if base == nil {
+		return nil
+	}
+	return &transport.TLS{Client: func(peer wire.NodeID) *tls.Config {
+		c := base.Clone()
+		c.ServerName = certs.ServerName(uint64(peer))
+		return c
+	}}
 }

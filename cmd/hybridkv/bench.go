@@ -24,6 +24,7 @@ func newBenchCmd() *cobra.Command {
 		noPlots  bool
 		kills    crashFlags
 		check    bool
+		useTLS   bool
 	)
 	flags.protocolList = true
 	cmd := &cobra.Command{
@@ -63,7 +64,7 @@ within 100 ms).`,
 			}
 			dir := filepath.Join(out, time.Now().Format("20060102-150405"))
 			r := benchRun{cmd: cmd, cfg: cfg, names: names, sweep: sw, dir: dir, external: external,
-				quiet: quiet, plots: !noPlots, logger: flags.logger(), crash: crash, check: check}
+				quiet: quiet, plots: !noPlots, logger: flags.logger(), crash: crash, check: check, tls: useTLS}
 			return r.run(ctx)
 		},
 	}
@@ -74,6 +75,7 @@ within 100 ms).`,
 	cmd.Flags().StringVar(&sweep, "sweep", "", "PARAM=V1,V2,... with PARAM one of threads, pendings, batch-delay, weak-ratio")
 	cmd.Flags().BoolVar(&noPlots, "no-plots", false, "skip drawing plots")
 	kills.register(cmd)
+	cmd.Flags().BoolVar(&useTLS, "tls", false, "run every link over mutual TLS, with certificates generated for the run")
 	cmd.Flags().BoolVar(&check, "check", false, "record every operation and check the history for consistency violations")
 	return cmd
 }

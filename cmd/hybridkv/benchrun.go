@@ -33,6 +33,8 @@ type benchRun struct {
 	logger   *slog.Logger
 	// crash, when set, kills replica processes mid-run.
 	crash *bench.Crash
+	// tls runs every link over mutual TLS.
+	tls bool
 	// check records every run's history and checks it.
 	check bool
 	// violations counts runs whose check failed.
@@ -139,7 +141,7 @@ func (r *benchRun) run(ctx context.Context) error {
 // one runs a single benchmark and prints its table.
 func (r *benchRun) one(ctx context.Context, cfg config.Config, label string) (*stats.Report, error) {
 	opts := bench.Options{Config: cfg, Logger: r.logger, WorkDir: filepath.Join(r.dir, "logs", cfg.Protocol+label),
-		Crash: r.crash}
+		Crash: r.crash, TLS: r.tls}
 	if r.check {
 		opts.HistoryPath = filepath.Join(r.dir, cfg.Protocol+strings.ReplaceAll(label, "=", "-")+".history")
 	}

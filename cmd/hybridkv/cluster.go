@@ -22,6 +22,7 @@ func newClusterCmd() *cobra.Command {
 		duration time.Duration
 		dir      string
 		admin    string
+		useTLS   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "cluster",
@@ -49,6 +50,11 @@ replicas while the cluster runs:
 			self, err := os.Executable()
 			if err != nil {
 				return err
+			}
+			if useTLS {
+				if err := cluster.GenerateTLS(&cfg, filepath.Join(dir, "certs")); err != nil {
+					return err
+				}
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -84,6 +90,7 @@ replicas while the cluster runs:
 	flags.register(cmd.Flags(), false)
 	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (0: run until Ctrl-C)")
 	cmd.Flags().StringVar(&dir, "dir", filepath.Join(os.TempDir(), "hybridkv-cluster"), "work directory for logs, data and the configuration")
+	cmd.Flags().BoolVar(&useTLS, "tls", false, "generate certificates in <dir>/certs and use mutual TLS on every link")
 	cmd.Flags().StringVar(&admin, "admin", "", "serve the admin endpoint (kill, stop, restart replicas) on this loopback address, e.g. 127.0.0.1:7100")
 	return cmd
 }

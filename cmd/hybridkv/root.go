@@ -21,7 +21,7 @@ protocols on a raft log, emulates wide-area latency, and benchmarks them.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newBenchCmd(), newClusterCmd(), newServerCmd(), newConfigCmd(), newGetCmd(), newPutCmd(), newCheckCmd())
+	root.AddCommand(newBenchCmd(), newClusterCmd(), newServerCmd(), newConfigCmd(), newGetCmd(), newPutCmd(), newCheckCmd(), newCertsCmd())
 	return root
 }
 
@@ -38,6 +38,7 @@ type configFlags struct {
 	jitterMs     float64
 	emulate      bool
 	fsync        bool
+	tls          config.TLSFiles
 	threads      int
 	batchUs      int
 	flushUs      int
@@ -69,6 +70,11 @@ func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
 	fs.Float64Var(&f.delayMs, "delay", 0, "one-way delay between sites in ms (default 25)")
 	fs.Float64Var(&f.jitterMs, "jitter", 0, "uniform jitter added to each delay in ms (default 0)")
 	fs.BoolVar(&f.emulate, "emulate", true, "emulate wide-area latency between sites")
+	fs.StringVar(&f.tls.CA, "tls-ca", "", "CA certificate for mutual TLS (config tls.ca)")
+	fs.StringVar(&f.tls.Cert, "tls-cert", "", "a replica's certificate, {id} for its id (config tls.cert)")
+	fs.StringVar(&f.tls.Key, "tls-key", "", "a replica's key, {id} for its id (config tls.key)")
+	fs.StringVar(&f.tls.ClientCert, "tls-client-cert", "", "a client's certificate, {site} for its site (config tls.client_cert)")
+	fs.StringVar(&f.tls.ClientKey, "tls-client-key", "", "a client's key, {site} for its site (config tls.client_key)")
 	fs.BoolVar(&f.fsync, "fsync", true, "sync the replicas' write-ahead logs before sending (off only for pure protocol benchmarks)")
 	fs.IntVar(&f.batchUs, "batch-delay", 0, "leader batching delay in µs (default 100)")
 	fs.IntVar(&f.flushUs, "flush-delay", 0, "per-connection write gathering delay in µs (default 0)")
@@ -113,6 +119,11 @@ func (f *configFlags) load(fs *pflag.FlagSet) (config.Config, error) {
 	set("jitter", func() { cfg.Network.JitterMs = f.jitterMs })
 	set("emulate", func() { cfg.Network.Emulate = f.emulate })
 	set("fsync", func() { cfg.Storage.Fsync = f.fsync })
+	set("tls-ca", func() { cfg.TLS.CA = f.tls.CA })
+	set("tls-cert", func() { cfg.TLS.Cert = f.tls.Cert })
+	set("tls-key", func() { cfg.TLS.Key = f.tls.Key })
+	set("tls-client-cert", func() { cfg.TLS.ClientCert = f.tls.ClientCert })
+	set("tls-client-key", func() { cfg.TLS.ClientKey = f.tls.ClientKey })
 	set("batch-delay", func() { cfg.Raft.BatchDelayUs = f.batchUs })
 	set("flush-delay", func() { cfg.Network.FlushDelayUs = f.flushUs })
 	if f.bench {

@@ -22,6 +22,7 @@ func newServerCmd() *cobra.Command {
 		debug     string
 		dataDir   string
 		bootstrap bool
+		insecure  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "server --config FILE --id N",
@@ -35,7 +36,11 @@ a new cluster only with --bootstrap (give it to every replica on the first
 start); without it the replica refuses to start, since a replica that lost
 its disk must not rejoin as if it had never voted. A data directory that
 holds state is always resumed from, so restarting with the first start's
-command line is safe.`,
+command line is safe.
+
+Every link uses mutual TLS when the configuration has a tls section (see
+hybridkv certs). Without it a replica listens only on a loopback address,
+unless --insecure is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := flags.load(cmd.Flags())
@@ -43,7 +48,7 @@ command line is safe.`,
 				return err
 			}
 			logger := flags.logger().With("replica", id)
-			srv, err := cluster.NewServer(&cfg, id, cluster.ServerOptions{DataDir: dataDir, Bootstrap: bootstrap}, logger)
+			srv, err := cluster.NewServer(&cfg, id, cluster.ServerOptions{DataDir: dataDir, Bootstrap: bootstrap, Insecure: insecure}, logger)
 			if err != nil {
 				return err
 			}
@@ -64,6 +69,7 @@ command line is safe.`,
 	cmd.Flags().Uint64Var(&id, "id", 0, "this replica's id in the configuration (required)")
 	cmd.Flags().StringVar(&debug, "debug-addr", "", "serve /status (JSON) and net/http/pprof on this address")
 	cmd.Flags().StringVar(&dataDir, "data-dir", "", "directory for the replica's raft log and snapshots (default: the configuration's data_dir, or hybridkv-data/replica-<id>)")
+	cmd.Flags().BoolVar(&insecure, "insecure", false, "allow plain TCP on a non-loopback address (anyone who reaches it can speak for a replica)")
 	cmd.Flags().BoolVar(&bootstrap, "bootstrap", false, "start a new cluster if the data directory is blank (ignored when it holds state)")
 	_ = cmd.MarkFlagRequired("id")
 	return cmd

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,9 @@ type Options struct {
 	// HistoryPath, when set, records every operation there and checks the
 	// history for consistency violations after the run.
 	HistoryPath string
+	// TLS generates certificates in WorkDir and runs every link over
+	// mutual TLS.
+	TLS bool
 }
 
 // Run runs one benchmark and returns its report, and with HistoryPath set
@@ -52,6 +56,11 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 	if o.Binary != "" {
 		if err := cluster.FreePorts(&cfg); err != nil {
 			return nil, nil, err
+		}
+		if o.TLS {
+			if err := cluster.GenerateTLS(&cfg, filepath.Join(o.WorkDir, "certs")); err != nil {
+				return nil, nil, err
+			}
 		}
 		procs, err = cluster.Spawn(ctx, o.Binary, &cfg, o.WorkDir)
 		if err != nil {

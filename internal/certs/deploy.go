@@ -18,14 +18,18 @@ type Layout struct{ Dir string }
 func (l Layout) CA() string { return filepath.Join(l.Dir, "ca.pem") }
 
 // Replica returns replica id's files.
-func (l Layout) Replica(id uint64) Files {
-	base := filepath.Join(l.Dir, fmt.Sprintf("replica-%d", id))
-	return Files{CA: l.CA(), Cert: base + ".pem", Key: base + "-key.pem"}
-}
+func (l Layout) Replica(id uint64) Files { return l.files(fmt.Sprintf("replica-%d", id)) }
 
-// Client returns the files of the clients at site.
-func (l Layout) Client(site string) Files {
-	base := filepath.Join(l.Dir, "client-"+site)
+// ReplicaPattern is Replica with "{id}" for the id, as the configuration
+// names a replica's files.
+func (l Layout) ReplicaPattern() Files { return l.files("replica-{id}") }
+
+// Client returns the files of the clients at site; Client("{site}") is the
+// pattern the configuration uses.
+func (l Layout) Client(site string) Files { return l.files("client-" + site) }
+
+func (l Layout) files(name string) Files {
+	base := filepath.Join(l.Dir, name)
 	return Files{CA: l.CA(), Cert: base + ".pem", Key: base + "-key.pem"}
 }
 

@@ -2,12 +2,16 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
+	"time"
 
 	"github.com/hybridkv/hybridkv/client"
+	"github.com/hybridkv/hybridkv/internal/certs"
 	"github.com/hybridkv/hybridkv/internal/config"
 	"github.com/hybridkv/hybridkv/internal/disk"
 	"github.com/hybridkv/hybridkv/internal/protocol"
@@ -28,6 +32,9 @@ type ServerOptions struct {
 	// cluster. A data directory that holds state is resumed from, whatever
 	// Bootstrap says.
 	Bootstrap bool
+	// Insecure lets a replica listen on a non-loopback address without
+	// TLS.
+	Insecure bool
 }
 
 // ServerStatus is what a replica process serves at /status.
@@ -62,6 +69,13 @@ func NewServer(cfg *config.Config, id uint64, opts ServerOptions, logger *slog.L
 	if !ok {
 		return nil, fmt.Errorf("replica %d is not in the configuration", id)
 	}
+	if err := checkExposure(cfg, self, opts.Insecure); err != nil {
+		return nil, err
+	}
+	tlsCfg, err := replicaTLS(cfg, id)
+	if err != nil {
+		return nil, err
+	}
 	dir := opts.DataDir
 	if dir == "" {
 		dir = cfg.DataDir(id)
@@ -73,7 +87,7 @@ func NewServer(cfg *config.Config, id uint64, opts ServerOptions, logger *slog.L
 	var rep *runtime.Replica
 	records, err := d.Records()
 	if err == nil {
-		rep, err = newReplica(cfg, self, proto, d, records, opts.Bootstrap, logger)
+		rep, err = newReplica(cfg, self, proto, d, records, tlsCfg, opts.Bootstrap, logger)
 	}
 	if errors.Is(err, raftlog.ErrBlankDisk) {
 		err = fmt.Errorf("replica %d: data dir %s holds no state and --bootstrap was not given. "+
@@ -90,7 +104,7 @@ func NewServer(cfg *config.Config, id uint64, opts ServerOptions, logger *slog.L
 }
 
 func newReplica(cfg *config.Config, self config.Replica, proto protocols.Protocol, d raftlog.Disk,
-	records witness.Log, bootstrap bool, logger *slog.Logger) (*runtime.Replica, error) {
+	records witness.Log, tlsCfg *transport.TLS, bootstrap bool, logger *slog.Logger) (*runtime.Replica, error) {
 	id := self.ID
 	site, _ := cfg.SiteIndex(self.Site)
 	var peers []wire.NodeID
@@ -124,6 +138,7 @@ func newReplica(cfg *config.Config, self config.Replica, proto protocols.Protoco
 			Peers:      dial,
 			Delay:      delayModel(cfg, id),
 			FlushDelay: cfg.Network.FlushDelay(),
+			TLS:        tlsCfg,
 			Logger:     logger,
 		},
 		Tick:       cfg.Raft.Tick(),
@@ -147,6 +162,40 @@ func delayModel(cfg *config.Config, seed uint64) *transport.DelayModel {
 	return transport.NewDelayModel(cfg.OneWay(), cfg.Network.Jitter(), seed)
 }
 
+// checkExposure refuses to serve plain TCP on an address other hosts can
+// reach, unless told to.
+func checkExposure(cfg *config.Config, self config.Replica, insecure bool) error {
+	if cfg.TLS.Enabled() || insecure {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(self.Addr)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("replica %d would listen on %s without TLS: anyone who reaches it could speak for a replica; "+
+		"configure tls (see hybridkv certs) or pass --insecure", self.ID, self.Addr)
+}
+
+// replicaTLS is replica id's mutual TLS, or nil without TLS.
+func replicaTLS(cfg *config.Config, id uint64) (*transport.TLS, error) {
+	if !cfg.TLS.Enabled() {
+		return nil, nil
+	}
+	certFile, keyFile := cfg.TLS.ForReplica(id)
+	cert, pool, err := certs.Files{CA: cfg.TLS.CA, Cert: certFile, Key: keyFile}.Load()
+	if err != nil {
+		return nil, fmt.Errorf("replica %d: %w", id, err)
+	}
+	return &transport.TLS{
+		Server:    certs.ServerConfig(cert, pool),
+		Client:    func(peer wire.NodeID) *tls.Config { return certs.ClientConfig(cert, pool, uint64(peer)) },
+		Authorize: certs.Authorize,
+	}, nil
+}
+
 // ClientConfig is the client configuration for a client at site.
 func ClientConfig(cfg *config.Config, site string) (client.Config, error) {
 	s, ok := cfg.SiteIndex(site)
@@ -162,9 +211,39 @@ func ClientConfig(cfg *config.Config, site string) (client.Config, error) {
 		Retry:      cfg.Client.Retry(),
 		Timeout:    cfg.Client.Timeout(),
 	}
+	if cfg.TLS.Enabled() {
+		certFile, keyFile := cfg.TLS.ForClient(site)
+		cert, pool, err := certs.Files{CA: cfg.TLS.CA, Cert: certFile, Key: keyFile}.Load()
+		if err != nil {
+			return client.Config{}, fmt.Errorf("client at %s: %w", site, err)
+		}
+		cc.TLS = certs.ClientConfig(cert, pool, 0)
+	}
 	for _, r := range cfg.Replicas {
 		rs, _ := cfg.SiteIndex(r.Site)
 		cc.Replicas = append(cc.Replicas, client.Replica{ID: r.ID, Addr: r.Addr, Site: rs})
 	}
 	return cc, nil
+}
+
+// GenerateTLS writes a CA and certificates for every replica and client
+// site of cfg into dir and turns cfg's TLS on with them.
+func GenerateTLS(cfg *config.Config, dir string) error {
+	layout := certs.Layout{Dir: dir}
+	var replicas []certs.Replica
+	for _, r := range cfg.Replicas {
+		replicas = append(replicas, certs.Replica{ID: r.ID, Addr: r.Addr})
+	}
+	if err := layout.Generate(replicas, cfg.Sites, 365*24*time.Hour); err != nil {
+		return err
+	}
+	cfg.TLS = TLSFilesFor(layout)
+	return nil
+}
+
+// TLSFilesFor is the configuration naming the certificates of layout.
+func TLSFilesFor(layout certs.Layout) config.TLSFiles {
+	replica, client := layout.ReplicaPattern(), layout.Client("{site}")
+	return config.TLSFiles{CA: layout.CA(), Cert: replica.Cert, Key: replica.Key,
+		ClientCert: client.Cert, ClientKey: client.Key}
 }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -45,6 +47,10 @@ type Config struct {
 	Raft RaftParams `yaml:"raft"`
 	// Storage says how replicas keep their state on disk.
 	Storage Storage `yaml:"storage"`
+	// TLS turns on mutual TLS on every link. Without it traffic is plain
+	// TCP, which a replica accepts only on loopback addresses unless
+	// started with --insecure. `hybridkv certs` writes the files.
+	TLS TLSFiles `yaml:"tls"`
 	// Client holds client-side timeouts.
 	Client ClientParams `yaml:"client"`
 	// Bench is the benchmark workload.
@@ -128,6 +134,35 @@ type Storage struct {
 	// crash) can lose acknowledged writes: for pure protocol benchmarks
 	// only. Default true.
 	Fsync bool `yaml:"fsync"`
+}
+
+// TLSFiles names the files of a deployment's mutual TLS.
+type TLSFiles struct {
+	// CA is the certificate authority that verifies every peer.
+	CA string `yaml:"ca"`
+	// Cert and Key are a replica's certificate and key; "{id}" in them
+	// stands for the replica's id.
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+	// ClientCert and ClientKey are a client's; "{site}" stands for the
+	// client's site.
+	ClientCert string `yaml:"client_cert"`
+	ClientKey  string `yaml:"client_key"`
+}
+
+// Enabled reports whether TLS is configured.
+func (t TLSFiles) Enabled() bool { return t.CA != "" }
+
+// ForReplica returns replica id's certificate and key paths.
+func (t TLSFiles) ForReplica(id uint64) (cert, key string) {
+	r := strings.NewReplacer("{id}", strconv.FormatUint(id, 10))
+	return r.Replace(t.Cert), r.Replace(t.Key)
+}
+
+// ForClient returns the certificate and key paths of a client at site.
+func (t TLSFiles) ForClient(site string) (cert, key string) {
+	r := strings.NewReplacer("{site}", site)
+	return r.Replace(t.ClientCert), r.Replace(t.ClientKey)
 }
 
 // DataDir is replica id's data directory: its configured one, or the

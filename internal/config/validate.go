@@ -174,6 +174,7 @@ func (c *Config) Validate() error {
 		ck.add("bench.command_size", "%d is not in [%d, %d]",
 			b.CommandSize, MinCommandSize, MaxCommandSize)
 	}
+	c.validateTLS(&ck)
 	return errors.Join(ck.errs...)
 }
 
@@ -197,4 +198,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// validateTLS: with a CA, every file a replica or client needs is named.
+func (c *Config) validateTLS(ck *checker) {
+	t := c.TLS
+	if t == (TLSFiles{}) {
+		return
+	}
+	for _, f := range []struct{ path, v string }{{"tls.ca", t.CA}, {"tls.cert", t.Cert}, {"tls.key", t.Key},
+		{"tls.client_cert", t.ClientCert}, {"tls.client_key", t.ClientKey}} {
+		if f.v == "" {
+			ck.add(f.path, "missing: mutual TLS needs the CA, a replica's and a client's certificate and key")
+		}
+	}
 }
