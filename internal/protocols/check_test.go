@@ -121,9 +121,10 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 // TestCheckedSimulation: many seeds per protocol, every history checked.
 func TestCheckedSimulation(t *testing.T) {
 	seeds := uint64(200)
-	if *long {
-		seeds = 3000
-	} else if testing.Short() {
+	switch {
+	case *long:
+		seeds = 10000
+	case testing.Short() || raceDetector:
 		seeds = 20
 	}
 	for _, name := range protocols.Names() {
@@ -149,8 +150,11 @@ func TestCheckedSimulation(t *testing.T) {
 // protocol, N = 3 and 5.
 func TestCheckedLeaderCrash(t *testing.T) {
 	seeds := uint64(20)
-	if *long {
+	switch {
+	case *long:
 		seeds = 500
+	case raceDetector:
+		seeds = 4
 	}
 	for _, name := range protocols.Names() {
 		t.Run(name, func(t *testing.T) {
@@ -298,6 +302,12 @@ func (forgetful) Completed(*curp.Client, *curp.Pending, *protocol.Completion) {}
 // key included. A failure prints the seed and the faults.
 func TestCheckedFaults(t *testing.T) {
 	seeds := uint64(*faultSeeds)
+	switch {
+	case *long:
+		seeds = 10000
+	case testing.Short() || raceDetector:
+		seeds = min(seeds, 20)
+	}
 	for _, name := range protocols.Names() {
 		for _, n := range []int{3, 5} {
 			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {

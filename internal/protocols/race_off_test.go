@@ -1,0 +1,5 @@
+//go:build !race
+
+package protocols_test
+
+const raceDetector = false
