@@ -18,7 +18,7 @@ import (
 // that a deposed leader's reply beats the new leader's, pauses, and crash-
 // restarts of the leader or a follower from what their disks kept. Every
 // replica's clock also runs at its own rate, so check-quorum and election
-// timers drift apart. At most f replicas are down at once (one here).
+// timers drift apart. One replica at most is down at a time.
 type nemesis struct {
 	s   *sim.Sim
 	rng *rand.Rand
