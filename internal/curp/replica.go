@@ -76,7 +76,7 @@ func NewReplica(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 	r := &Replica{Replica: base, ext: opts.Extension, pool: witness.New(),
 		retryTicks: max(1, opts.RecoveryRetryTicks), records: cfg.Records,
 		// A restarted witness is complete if its records survived.
-		wit: newWitnesses(cfg.Rand.Uint64(), !base.Restarted() || cfg.Records != nil)}
+		wit: newWitnesses(cfg.Rand.Uint64(), !base.Restarted() || cfg.Records != nil || broken.trustRestarted)}
 	if err := r.loadRecords(); err != nil {
 		return nil, fmt.Errorf("replica %d: witness records: %w", cfg.ID, err)
 	}
@@ -182,7 +182,7 @@ func (r *Replica) request(from wire.NodeID, req *wire.Request) {
 		}
 		return
 	}
-	if r.recovery != nil && !(r.weakPath(op) && !op.Kind.IsWrite()) {
+	if r.recovery != nil && !(r.weakPath(op) && (!op.Kind.IsWrite() || broken.logInRecovery)) {
 		// Nothing is logged before the replay: a later operation of a
 		// session logged first would move the session's floor past a
 		// replayed one, which would then count as a forgotten duplicate.

@@ -25,7 +25,9 @@ type nemesis struct {
 	log []string
 	// stopped: faults still scheduled are not injected.
 	stopped bool
-	down    []wire.NodeID // crashed or paused, restored at heal
+	// epoch counts heals: a fault's later steps run only within its own.
+	epoch int
+	down  []wire.NodeID // crashed or paused, restored at heal
 }
 
 func newNemesis(s *sim.Sim, seed uint64) *nemesis {
@@ -68,7 +70,13 @@ func (n *nemesis) inject() {
 	others := slices.DeleteFunc(slices.Clone(replicas), func(r wire.NodeID) bool { return r == leader })
 	clients := s.Clients()
 	pick := func(ids []wire.NodeID) wire.NodeID { return ids[n.rng.IntN(len(ids))] }
-	switch kind := n.rng.IntN(9); {
+	switch kind := n.rng.IntN(12); {
+	case kind == 11 && leader != 0:
+		n.deposedLeader(leader, others)
+	case kind == 9 && leader != 0:
+		n.witnessRestartThenLeaderCrash(leader, others)
+	case kind == 10 && leader != 0 && len(clients) > 0:
+		n.unevenWritesThenLeaderCrash(pick(clients), leader, pick(others))
 	case kind == 0 && leader != 0:
 		s.Partition([]wire.NodeID{leader}, others)
 		n.note("leader %d cut off from the replicas, clients still reach it", leader)
@@ -116,9 +124,81 @@ func (n *nemesis) inject() {
 	}
 }
 
+// witnessRestartThenLeaderCrash: the leader, cut off from the replicas,
+// completes operations on the fast path that cannot commit; a witness that
+// recorded them restarts; then the leader crashes.
+func (n *nemesis) witnessRestartThenLeaderCrash(leader wire.NodeID, others []wire.NodeID) {
+	s := n.s
+	s.Partition([]wire.NodeID{leader}, others)
+	witness := others[n.rng.IntN(len(others))]
+	n.note("leader %d cut off from the replicas; witness %d will restart, then the leader crash", leader, witness)
+	epoch := n.epoch
+	s.At(s.Now()+time.Duration(100+n.rng.IntN(200))*time.Millisecond, func() {
+		if n.epoch != epoch || !s.Up(witness) || !s.Up(leader) {
+			return
+		}
+		s.Crash(witness)
+		if err := s.Restart(witness); err != nil {
+			n.note("restart of replica %d failed: %v", witness, err)
+		}
+		n.note("witness %d restarted", witness)
+		s.At(s.Now()+time.Duration(10+n.rng.IntN(100))*time.Millisecond, func() {
+			if n.epoch != epoch || !s.Up(leader) {
+				return
+			}
+			s.Crash(leader)
+			n.down = append(n.down, leader)
+			s.Heal()
+			n.note("leader %d crashed", leader)
+		})
+	})
+}
+
+// deposedLeader: the leader, cut off from the replicas, pauses while they
+// elect another, then wakes still cut off and still believing it leads,
+// with clients reaching it.
+func (n *nemesis) deposedLeader(leader wire.NodeID, others []wire.NodeID) {
+	s := n.s
+	s.Partition([]wire.NodeID{leader}, others)
+	s.Pause(leader)
+	// Its clock runs slow from now on: check-quorum comes late.
+	s.SetTickRate(leader, 0.4)
+	n.note("leader %d cut off from the replicas and paused; its clock now runs at 0.4x", leader)
+	epoch := n.epoch
+	s.At(s.Now()+time.Duration(300+n.rng.IntN(400))*time.Millisecond, func() {
+		if n.epoch != epoch {
+			return
+		}
+		s.Resume(leader)
+		n.note("leader %d wakes, still cut off from the replicas", leader)
+	})
+	n.down = append(n.down, leader) // resumed at heal if still paused
+}
+
+// unevenWritesThenLeaderCrash: a client's messages reach neither the leader
+// nor one follower for a while, so what it writes is recorded unevenly; the
+// leader crashes, and the client reaches no one until a new leader has had
+// time to recover.
+func (n *nemesis) unevenWritesThenLeaderCrash(client, leader, follower wire.NodeID) {
+	s := n.s
+	s.Block([]wire.NodeID{client}, []wire.NodeID{leader, follower})
+	n.note("client %d cannot reach leader %d nor replica %d", client, leader, follower)
+	epoch := n.epoch
+	s.At(s.Now()+time.Duration(100+n.rng.IntN(200))*time.Millisecond, func() {
+		if n.epoch != epoch || !s.Up(leader) {
+			return
+		}
+		s.Crash(leader)
+		n.down = append(n.down, leader)
+		s.Block([]wire.NodeID{client}, s.Replicas())
+		n.note("leader %d crashed; client %d reaches no replica", leader, client)
+	})
+}
+
 // healNow ends the fault in force: links heal, paused replicas resume and
 // crashed ones restart from their disks.
 func (n *nemesis) healNow() {
+	n.epoch++
 	n.s.Heal()
 	for _, r := range n.down {
 		if n.s.Up(r) {

@@ -1,0 +1,19 @@
+package curp
+
+// broken re-introduces, for mutation tests, bugs the protocols once had, so
+// the checked simulation can show that it catches each of them. Only a
+// build with the mutations tag can set it (see Break); in every other build
+// it stays false.
+var broken struct {
+	// anyTerm: a client counts witness oks from any term towards a
+	// speculative reply's superquorum (a deposed leader's fast path).
+	anyTerm bool
+	// logInRecovery: a recovering leader logs weak-path requests before
+	// its replay.
+	logInRecovery bool
+	// replayUnordered: replays skip the session's weak-write order.
+	replayUnordered bool
+	// trustRestarted: a restarted witness whose records were lost counts
+	// as complete.
+	trustRestarted bool
+}

@@ -1,0 +1,28 @@
+//go:build mutations
+
+package curp
+
+import "fmt"
+
+// Mutations names the bugs Break can re-introduce.
+var Mutations = []string{"any-term", "log-in-recovery", "replay-unordered", "trust-restarted"}
+
+// Break re-introduces the named bug until Repair; for mutation tests.
+func Break(name string) error {
+	switch name {
+	case "any-term":
+		broken.anyTerm = true
+	case "log-in-recovery":
+		broken.logInRecovery = true
+	case "replay-unordered":
+		broken.replayUnordered = true
+	case "trust-restarted":
+		broken.trustRestarted = true
+	default:
+		return fmt.Errorf("curp: no mutation %q", name)
+	}
+	return nil
+}
+
+// Repair undoes every Break.
+func Repair() { broken = struct{ anyTerm, logInRecovery, replayUnordered, trustRestarted bool }{} }
