@@ -133,25 +133,17 @@ func (rec *recovery) maybeFinish(r *Replica) {
 		return
 	}
 	threshold := (f+1)/2 + 1
-	counts := make(map[wire.OpID]int)
-	var order []witness.Entry
+	var lists [][]witness.Entry
 	for _, p := range r.Peers() {
-		if !rec.runs[p].Complete {
-			continue
-		}
-		for _, e := range rec.replies[p] {
-			if counts[e.Op.ID] == 0 {
-				order = append(order, e)
-			}
-			counts[e.Op.ID]++
+		if rec.runs[p].Complete {
+			lists = append(lists, rec.replies[p])
 		}
 	}
 	r.recovery = nil
-	for _, e := range order {
-		if counts[e.Op.ID] < threshold || r.Replica.Applied(e.Op.ID) {
-			continue
+	for _, e := range replayOrder(lists, threshold) {
+		if !r.Replica.Applied(e.Op.ID) {
+			r.replay(&wire.Request{Op: e.Op, PrevWeak: e.PrevWeak})
 		}
-		r.replay(&wire.Request{Op: e.Op, PrevWeak: e.PrevWeak})
 	}
 	// The leader's pool holds what it logged and has not applied, plus a
 	// hybrid protocol's pooled weak writes (their clients re-send them
@@ -169,4 +161,83 @@ func (rec *recovery) maybeFinish(r *Replica) {
 	for _, q := range waiting {
 		r.request(q.from, q.req)
 	}
+}
+
+// replayOrder picks the operations at least threshold witnesses recorded
+// and orders them as the witnesses saw them arrive: an operation that any
+// witness recorded before another comes first, so an operation invoked after
+// another completed is not replayed before it. Each witness's records are in
+// arrival order; where witnesses disagree (concurrent operations that reached
+// them in different orders) the first witness to decide wins.
+func replayOrder(lists [][]witness.Entry, threshold int) []witness.Entry {
+	counts := make(map[wire.OpID]int)
+	var all []witness.Entry // in order of first appearance, for ties
+	for _, list := range lists {
+		for _, e := range list {
+			if counts[e.Op.ID] == 0 {
+				all = append(all, e)
+			}
+			counts[e.Op.ID]++
+		}
+	}
+	chosen := func(id wire.OpID) bool { return counts[id] >= threshold }
+	// after[a] are the operations some witness recorded right after a,
+	// among the chosen ones.
+	after := make(map[wire.OpID][]wire.OpID)
+	indegree := make(map[wire.OpID]int)
+	seen := make(map[[2]wire.OpID]bool)
+	for _, list := range lists {
+		var prev wire.OpID
+		havePrev := false
+		for _, e := range list {
+			if !chosen(e.Op.ID) {
+				continue
+			}
+			edge := [2]wire.OpID{prev, e.Op.ID}
+			if havePrev && !seen[edge] && !seen[[2]wire.OpID{e.Op.ID, prev}] {
+				seen[edge] = true
+				after[prev] = append(after[prev], e.Op.ID)
+				indegree[e.Op.ID]++
+			}
+			prev, havePrev = e.Op.ID, true
+		}
+	}
+	var out []witness.Entry
+	done := make(map[wire.OpID]bool)
+	for len(out) < countChosen(all, chosen) {
+		// The earliest-seen operation nothing pending must precede; with a
+		// cycle (witnesses disagreeing), the earliest-seen pending one.
+		pick := -1
+		for i, e := range all {
+			if chosen(e.Op.ID) && !done[e.Op.ID] && (pick < 0 && indegree[e.Op.ID] == 0) {
+				pick = i
+				break
+			}
+		}
+		if pick < 0 {
+			for i, e := range all {
+				if chosen(e.Op.ID) && !done[e.Op.ID] {
+					pick = i
+					break
+				}
+			}
+		}
+		id := all[pick].Op.ID
+		done[id] = true
+		out = append(out, all[pick])
+		for _, next := range after[id] {
+			indegree[next]--
+		}
+	}
+	return out
+}
+
+func countChosen(all []witness.Entry, chosen func(wire.OpID) bool) int {
+	n := 0
+	for _, e := range all {
+		if chosen(e.Op.ID) {
+			n++
+		}
+	}
+	return n
 }

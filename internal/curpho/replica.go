@@ -78,7 +78,7 @@ func (x *Replica) Admit(r *curp.Replica, from wire.NodeID, req *wire.Request) bo
 		return true
 	}
 	prev := wire.OpID{Session: req.Op.ID.Session, Seq: req.PrevWeak}
-	if r.Proposed(prev) {
+	if r.Proposed(prev) || r.Logged(prev) {
 		return true
 	}
 	if _, outcome := r.Store().Lookup(prev); outcome != kvstore.Unknown {

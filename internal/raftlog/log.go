@@ -225,6 +225,11 @@ func (l *Log) LastIndex() uint64 {
 	return i
 }
 
+// Entries returns the log's entries in [lo, hi).
+func (l *Log) Entries(lo, hi uint64) ([]*raftpb.Entry, error) {
+	return l.storage.Entries(lo, hi, 1<<62)
+}
+
 // DiskStats reports the disk's activity; safe for concurrent use.
 func (l *Log) DiskStats() DiskStats { return l.disk.Stats() }
 

@@ -17,7 +17,11 @@ func (h handler) Appended(index uint64, data []byte) {
 	if len(data) == 0 {
 		return
 	}
-	h.r.proto.Appended(index, h.r.decode(index, data))
+	req := h.r.decode(index, data)
+	if h.r.log.IsLeader() {
+		h.r.logged[req.Op.ID] = struct{}{}
+	}
+	h.r.proto.Appended(index, req)
 }
 
 func (h handler) Send(m *raftpb.Message) {
@@ -32,6 +36,7 @@ func (h handler) Apply(index uint64, data []byte) {
 	op := &req.Op
 	res, _ := r.store.Apply(index, op, req.AckedBelow)
 	delete(r.proposed, op.ID)
+	delete(r.logged, op.ID)
 	var reply *wire.Reply
 	to, ok := r.clients[op.ID]
 	if ok {

@@ -70,7 +70,10 @@ type Replica struct {
 	// not applied yet.
 	proposed map[wire.OpID]struct{}
 	// clients maps an operation to the client to answer when it applies.
-	clients   map[wire.OpID]wire.NodeID
+	clients map[wire.OpID]wire.NodeID
+	// logged holds, on the leader, the operations in its log that are not
+	// applied yet, whichever term logged them.
+	logged    map[wire.OpID]struct{}
 	wasLeader bool
 
 	sinceCompact uint64
@@ -108,6 +111,7 @@ func New(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 		store:    store,
 		proposed: make(map[wire.OpID]struct{}),
 		clients:  make(map[wire.OpID]wire.NodeID),
+		logged:   make(map[wire.OpID]struct{}),
 	}, nil
 }
 
@@ -291,9 +295,12 @@ func (r *Replica) Ready() []wire.Envelope {
 	}
 	if leading := r.log.IsLeader(); leading != r.wasLeader {
 		r.wasLeader = leading
+		clear(r.logged)
 		if !leading {
 			r.batch = r.batch[:0]
 			clear(r.proposed)
+		} else {
+			r.noteLogged()
 		}
 		r.proto.LeaderChanged(leading)
 	}
@@ -304,6 +311,33 @@ func (r *Replica) Ready() []wire.Envelope {
 func (r *Replica) Advance() {
 	clear(r.out)
 	r.out = r.out[:0]
+}
+
+// Logged reports whether this leader's log holds the operation, not yet
+// applied: logged in this term or an earlier one, it will be applied before
+// anything this leader logs from now on.
+func (r *Replica) Logged(id wire.OpID) bool {
+	_, ok := r.logged[id]
+	return ok
+}
+
+// noteLogged records, as a new leader, the unapplied operations its log
+// already holds. A leader's log only grows, so they stay logged.
+func (r *Replica) noteLogged() {
+	lo, hi := r.store.Applied()+1, r.log.LastIndex()+1
+	if lo < r.log.FirstIndex() || lo >= hi {
+		return
+	}
+	ents, err := r.log.Entries(lo, hi)
+	if err != nil {
+		r.opts.Logger.Warn("read log", "err", err)
+		return
+	}
+	for _, e := range ents {
+		if len(e.GetData()) > 0 {
+			r.logged[r.decode(e.GetIndex(), e.GetData()).Op.ID] = struct{}{}
+		}
+	}
 }
 
 // ForgetClient drops the routing of an operation's result.
