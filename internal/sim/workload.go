@@ -55,8 +55,7 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 	open := make(map[wire.OpID]inflight)
 	sessions := make(map[uint64]*sess)
 	var dupErr error
-	var submit func(ss *sess)
-	submit = func(ss *sess) {
+	submit := func(ss *sess) {
 		op := wire.Op{Key: s.rand.Uint64N(w.Keys)}
 		if s.rand.Float64() < w.WriteRatio {
 			op.Kind = wire.Put
