@@ -36,12 +36,7 @@ func TestRestartedWitnessDoesNotLoseFastPathWrites(t *testing.T) {
 func restartedWitnessScenario(t *testing.T, name string, volatile bool) {
 	c := newClusterWith(t, name, 5, 1, sim.Network{}, volatile)
 	leader := c.Leader()
-	var others []wire.NodeID
-	for _, r := range c.Replicas() {
-		if r != leader {
-			others = append(others, r)
-		}
-	}
+	others := c.except(leader)
 	restarted, absent, slow := others[0], others[2], others[3]
 	cl := c.AddClient(siteOf(leader))
 	// The write cannot commit (the leader hears no replica) and one
@@ -93,12 +88,7 @@ func TestPowerCutKeepsFastPathWrites(t *testing.T) {
 	forSizes(t, curpFamily, func(t *testing.T, name string, n int) {
 		c := newCluster(t, name, n, 1, sim.Network{})
 		leader := c.Leader()
-		var others []wire.NodeID
-		for _, r := range c.Replicas() {
-			if r != leader {
-				others = append(others, r)
-			}
-		}
+		others := c.except(leader)
 		cl := c.AddClient(siteOf(leader))
 		c.Partition([]wire.NodeID{leader}, others) // nothing commits
 		var ids []wire.OpID
@@ -190,12 +180,7 @@ func deposedLeaderScenario(t *testing.T, name string) string {
 	old := c.Leader()
 	writer := c.AddClient(siteOf(old))
 	c.put(writer, 1, key, "old", wire.Strong)
-	var others []wire.NodeID
-	for _, r := range c.Replicas() {
-		if r != old {
-			others = append(others, r)
-		}
-	}
+	others := c.except(old)
 	c.Partition([]wire.NodeID{old}, others)
 	c.Pause(old)
 	require.True(t, c.RunUntil(func() bool {
@@ -252,12 +237,7 @@ func TestRecoveryReplaysBeforeLaterWeakWrites(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := newCluster(t, name, 3, 1, sim.Network{})
 			old := c.Leader()
-			var others []wire.NodeID
-			for _, r := range c.Replicas() {
-				if r != old {
-					others = append(others, r)
-				}
-			}
+			others := c.except(old)
 			cl := c.AddClient(siteOf(old))
 			c.Partition([]wire.NodeID{old}, others)
 			a := c.put(cl, 1, key, "strong", wire.Strong)

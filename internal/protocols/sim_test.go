@@ -84,6 +84,17 @@ func (c *cluster) follower() wire.NodeID {
 	return 0
 }
 
+// except lists the replicas other than r.
+func (c *cluster) except(r wire.NodeID) []wire.NodeID {
+	var others []wire.NodeID
+	for _, x := range c.Replicas() {
+		if x != r {
+			others = append(others, x)
+		}
+	}
+	return others
+}
+
 func siteOf(r wire.NodeID) uint32 { return uint32(r - 1) }
 
 func forSizes(t *testing.T, protos []string, f func(t *testing.T, name string, n int)) {
