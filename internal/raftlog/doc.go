@@ -1,5 +1,7 @@
 // Package raftlog is the replicated log every protocol in hybridkv stands on:
-// an etcd raft RawNode with in-memory storage, driven deterministically.
+// an etcd raft RawNode, driven deterministically, whose state a Disk keeps
+// across restarts (raft reads it from an in-memory copy; every Ready round is
+// persisted to the Disk before anything it produced is sent).
 //
 // A slot is a raft log index. Raft gives the log, commit on a majority, leader
 // election and in-order delivery of committed entries; the protocols add their
