@@ -180,64 +180,50 @@ func replayOrder(lists [][]witness.Entry, threshold int) []witness.Entry {
 			counts[e.Op.ID]++
 		}
 	}
-	chosen := func(id wire.OpID) bool { return counts[id] >= threshold }
-	// after[a] are the operations some witness recorded right after a,
-	// among the chosen ones.
+	all = slices.DeleteFunc(all, func(e witness.Entry) bool { return counts[e.Op.ID] < threshold })
+	// after[a] lists the operations some witness recorded next after a;
+	// an edge against one already drawn is left out (the first witness to
+	// decide wins).
 	after := make(map[wire.OpID][]wire.OpID)
-	indegree := make(map[wire.OpID]int)
-	seen := make(map[[2]wire.OpID]bool)
+	before := make(map[wire.OpID]int) // edges into each operation not yet satisfied
+	drawn := make(map[[2]wire.OpID]bool)
 	for _, list := range lists {
-		var prev wire.OpID
-		havePrev := false
-		for _, e := range list {
-			if !chosen(e.Op.ID) {
+		var prev *wire.OpID
+		for i := range list {
+			id := list[i].Op.ID
+			if counts[id] < threshold {
 				continue
 			}
-			edge := [2]wire.OpID{prev, e.Op.ID}
-			if havePrev && !seen[edge] && !seen[[2]wire.OpID{e.Op.ID, prev}] {
-				seen[edge] = true
-				after[prev] = append(after[prev], e.Op.ID)
-				indegree[e.Op.ID]++
+			if prev != nil && !drawn[[2]wire.OpID{*prev, id}] && !drawn[[2]wire.OpID{id, *prev}] {
+				drawn[[2]wire.OpID{*prev, id}] = true
+				after[*prev] = append(after[*prev], id)
+				before[id]++
 			}
-			prev, havePrev = e.Op.ID, true
+			prev = &list[i].Op.ID
 		}
 	}
-	var out []witness.Entry
-	done := make(map[wire.OpID]bool)
-	for len(out) < countChosen(all, chosen) {
-		// The earliest-seen operation nothing pending must precede; with a
-		// cycle (witnesses disagreeing), the earliest-seen pending one.
+	out := make([]witness.Entry, 0, len(all))
+	done := make([]bool, len(all))
+	for len(out) < len(all) {
+		// The earliest-seen operation nothing pending must precede; in a
+		// cycle (witnesses that disagree further apart), the earliest-seen.
 		pick := -1
 		for i, e := range all {
-			if chosen(e.Op.ID) && !done[e.Op.ID] && (pick < 0 && indegree[e.Op.ID] == 0) {
-				pick = i
-				break
-			}
-		}
-		if pick < 0 {
-			for i, e := range all {
-				if chosen(e.Op.ID) && !done[e.Op.ID] {
+			if !done[i] && (pick < 0 || before[e.Op.ID] == 0) {
+				if pick < 0 {
+					pick = i
+				}
+				if before[e.Op.ID] == 0 {
 					pick = i
 					break
 				}
 			}
 		}
-		id := all[pick].Op.ID
-		done[id] = true
+		done[pick] = true
 		out = append(out, all[pick])
-		for _, next := range after[id] {
-			indegree[next]--
+		for _, next := range after[all[pick].Op.ID] {
+			before[next]--
 		}
 	}
 	return out
-}
-
-func countChosen(all []witness.Entry, chosen func(wire.OpID) bool) int {
-	n := 0
-	for _, e := range all {
-		if chosen(e.Op.ID) {
-			n++
-		}
-	}
-	return n
 }
