@@ -51,6 +51,11 @@ type Config struct {
 	Site uint32
 	// Delay emulates wide-area latency on the client's own messages.
 	Delay *transport.DelayModel
+	// Faults, when set, are fault rules the client's links obey (cut off
+	// from chosen replicas, lossy or slow links), changeable while the
+	// client runs; nil gives the client a rule set of its own, reachable
+	// through Client.Faults.
+	Faults *transport.Faults
 	// FlushDelay lets the transport gather messages before writing.
 	FlushDelay time.Duration
 	// Tick is the period of the client's retry clock (default 10ms).
@@ -140,7 +145,7 @@ func New(cfg Config) (*Client, error) {
 	c.loop = newLoop(core, cfg)
 	c.tr, err = transport.New(transport.Config{
 		Self: c.id, Site: cfg.Site, Peers: peers,
-		Delay: cfg.Delay, FlushDelay: cfg.FlushDelay, Logger: cfg.Logger,
+		Delay: cfg.Delay, Faults: cfg.Faults, FlushDelay: cfg.FlushDelay, Logger: cfg.Logger,
 		TLS: clientTLS(cfg.TLS),
 	}, c.loop.inbox.Put)
 	if err != nil {
@@ -197,6 +202,10 @@ func (c *Client) WeakAsStrong() bool { return c.proto.WeakAsStrong }
 
 // Leader returns the replica the client currently believes leads, or 0.
 func (c *Client) Leader() uint64 { return c.loop.leader.Load() }
+
+// Faults returns the fault rules of the client's links, for cutting it off
+// from chosen replicas or slowing its links while it runs.
+func (c *Client) Faults() *transport.Faults { return c.tr.Faults() }
 
 // ID returns the client's node ID.
 func (c *Client) ID() uint64 { return uint64(c.id) }

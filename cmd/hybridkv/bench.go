@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,6 +26,7 @@ func newBenchCmd() *cobra.Command {
 		kills    crashFlags
 		check    bool
 		useTLS   bool
+		nemesis  string
 	)
 	flags.protocolList = true
 	cmd := &cobra.Command{
@@ -34,8 +36,10 @@ func newBenchCmd() *cobra.Command {
 separate processes with wide-area latency emulated between sites (or use a
 running cluster with --external), run client sessions at every client site,
 and print throughput, latency per operation class, the fast-path ratio, a
-per-client breakdown and CPU time, then one side-by-side table. Reports go to
---out as JSON and CSV, with plots.
+per-client breakdown, CPU time and how the run developed over time (the
+replicas' metrics are scraped every second), then one side-by-side table.
+Reports go to --out as JSON and CSV, with plots; each run's scraped metrics
+go to PROTOCOL-metrics.csv and its timeline to PROTOCOL-over-time.png.
 
 With no --protocol and no configuration file, every protocol runs.
 --sweep PARAM=V1,V2,... repeats the runs for each value of threads (sessions
@@ -62,9 +66,14 @@ within 100 ms).`,
 			if err != nil {
 				return err
 			}
+			nem, err := bench.ParseNemesis(nemesis, cfg.Bench.Seed)
+			if err != nil {
+				return err
+			}
 			dir := filepath.Join(out, time.Now().Format("20060102-150405"))
 			r := benchRun{cmd: cmd, cfg: cfg, names: names, sweep: sw, dir: dir, external: external,
-				quiet: quiet, plots: !noPlots, logger: flags.logger(), crash: crash, check: check, tls: useTLS}
+				quiet: quiet, plots: !noPlots, logger: flags.logger(), crash: crash, check: check, tls: useTLS,
+				nemesis: nem}
 			return r.run(ctx)
 		},
 	}
@@ -77,6 +86,8 @@ within 100 ms).`,
 	kills.register(cmd)
 	cmd.Flags().BoolVar(&useTLS, "tls", false, "run every link over mutual TLS, with certificates generated for the run")
 	cmd.Flags().BoolVar(&check, "check", false, "record every operation and check the history for consistency violations")
+	cmd.Flags().StringVar(&nemesis, "nemesis", "", "inject faults through each run, drawn from --seed: a list of "+
+		strings.Join(bench.NemesisKinds, ",")+"; reports unavailability per fault and plots throughput over time")
 	return cmd
 }
 

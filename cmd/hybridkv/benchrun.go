@@ -37,6 +37,8 @@ type benchRun struct {
 	tls bool
 	// check records every run's history and checks it.
 	check bool
+	// nemesis, when set, injects faults through every run.
+	nemesis *bench.Nemesis
 	// violations counts runs whose check failed.
 	violations int
 }
@@ -141,10 +143,12 @@ func (r *benchRun) run(ctx context.Context) error {
 // one runs a single benchmark and prints its table.
 func (r *benchRun) one(ctx context.Context, cfg config.Config, label string) (*stats.Report, error) {
 	opts := bench.Options{Config: cfg, Logger: r.logger, WorkDir: filepath.Join(r.dir, "logs", cfg.Protocol+label),
-		Crash: r.crash, TLS: r.tls}
+		Crash: r.crash, TLS: r.tls, Nemesis: r.nemesis}
+	stem := filepath.Join(r.dir, cfg.Protocol+strings.ReplaceAll(label, "=", "-"))
 	if r.check {
-		opts.HistoryPath = filepath.Join(r.dir, cfg.Protocol+strings.ReplaceAll(label, "=", "-")+".history")
+		opts.HistoryPath = stem + ".history"
 	}
+	opts.MetricsCSV = stem + "-metrics.csv"
 	if !r.external {
 		var err error
 		if opts.Binary, err = os.Executable(); err != nil {
@@ -159,6 +163,9 @@ func (r *benchRun) one(ctx context.Context, cfg config.Config, label string) (*s
 	}
 	rep, verdict, err := bench.Run(ctx, opts)
 	if err != nil {
+		if rep != nil {
+			_ = rep.WriteTable(r.cmd.OutOrStdout())
+		}
 		return nil, err
 	}
 	if r.check && !verdict.Clean() {
@@ -169,7 +176,22 @@ func (r *benchRun) one(ctx context.Context, cfg config.Config, label string) (*s
 	if err := rep.WriteTable(out); err != nil {
 		return nil, err
 	}
+	if rep.Timeline != nil && r.plots {
+		path := filepath.Join(r.dir, cfg.Protocol+strings.ReplaceAll(label, "=", "-")+"-faults.png")
+		if err := plot.Faults(rep, path); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(out, "throughput over time with the faults: %s\n", path)
+	}
+	if r.check && !verdict.Clean() {
+		fmt.Fprintf(out, "CONSISTENCY VIOLATION in %s %s: %s\n", cfg.Protocol, label, verdict.Summary())
+	}
 	fmt.Fprintln(out)
+	if r.plots && rep.OverTime != nil {
+		if err := plot.OverTime(rep, stem+"-over-time.png"); err != nil {
+			return nil, err
+		}
+	}
 	return rep, nil
 }
 

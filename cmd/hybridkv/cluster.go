@@ -40,7 +40,10 @@ replicas while the cluster runs:
   curl ADDR/replicas                      list the processes
   curl -X POST ADDR/replicas/2/kill       SIGKILL replica 2 (a crash)
   curl -X POST ADDR/replicas/2/stop       SIGTERM replica 2
-  curl -X POST ADDR/replicas/2/restart    start replica 2 again on its data`,
+  curl -X POST ADDR/replicas/2/restart    start replica 2 again on its data
+  curl -X POST ADDR/replicas/2/pause      SIGSTOP replica 2 (resume: SIGCONT)
+Each replica also serves /faults on its debug address (see the README) to
+cut, slow or thin out its links.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := flags.load(cmd.Flags())
@@ -73,7 +76,7 @@ replicas while the cluster runs:
 				if err := serveAdmin(ctx, admin, procs); err != nil {
 					return err
 				}
-				fmt.Fprintf(out, "admin endpoint on http://%s/replicas (kill, stop, restart: POST /replicas/N/ACTION)\n", admin)
+				fmt.Fprintf(out, "admin endpoint on http://%s/replicas (kill, stop, restart, pause, resume: POST /replicas/N/ACTION)\n", admin)
 			}
 			fmt.Fprintf(out, "%s cluster running; configuration in %s; Ctrl-C stops it\n",
 				cfg.Protocol, filepath.Join(dir, "cluster.yaml"))
@@ -91,7 +94,7 @@ replicas while the cluster runs:
 	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (0: run until Ctrl-C)")
 	cmd.Flags().StringVar(&dir, "dir", filepath.Join(os.TempDir(), "hybridkv-cluster"), "work directory for logs, data and the configuration")
 	cmd.Flags().BoolVar(&useTLS, "tls", false, "generate certificates in <dir>/certs and use mutual TLS on every link")
-	cmd.Flags().StringVar(&admin, "admin", "", "serve the admin endpoint (kill, stop, restart replicas) on this loopback address, e.g. 127.0.0.1:7100")
+	cmd.Flags().StringVar(&admin, "admin", "", "serve the admin endpoint (kill, stop, restart, pause, resume replicas) on this loopback address, e.g. 127.0.0.1:7100")
 	return cmd
 }
 

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	_ "net/http/pprof" // profiling endpoints on --debug-addr
 	"os"
 	"os/signal"
 	"syscall"
@@ -53,11 +51,7 @@ unless --insecure is given.`,
 				return err
 			}
 			if debug != "" {
-				http.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
-					w.Header().Set("Content-Type", "application/json")
-					_ = json.NewEncoder(w).Encode(cluster.ServerStatus{Status: srv.Status(), Disk: srv.Disk.Stats()})
-				})
-				go func() { logger.Warn("debug server", "err", http.ListenAndServe(debug, nil)) }()
+				go func() { logger.Warn("debug server", "err", http.ListenAndServe(debug, srv.DebugHandler())) }()
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -67,7 +61,7 @@ unless --insecure is given.`,
 	}
 	flags.register(cmd.Flags(), false)
 	cmd.Flags().Uint64Var(&id, "id", 0, "this replica's id in the configuration (required)")
-	cmd.Flags().StringVar(&debug, "debug-addr", "", "serve /status (JSON) and net/http/pprof on this address")
+	cmd.Flags().StringVar(&debug, "debug-addr", "", "serve /status (JSON), /metrics (Prometheus), /faults (fault injection, loopback callers only) and /debug/pprof/ on this address")
 	cmd.Flags().StringVar(&dataDir, "data-dir", "", "directory for the replica's raft log and snapshots (default: the configuration's data_dir, or hybridkv-data/replica-<id>)")
 	cmd.Flags().BoolVar(&insecure, "insecure", false, "allow plain TCP on a non-loopback address (anyone who reaches it can speak for a replica)")
 	cmd.Flags().BoolVar(&bootstrap, "bootstrap", false, "start a new cluster if the data directory is blank (ignored when it holds state)")

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,14 @@ type Options struct {
 	// TLS generates certificates in WorkDir and runs every link over
 	// mutual TLS.
 	TLS bool
+	// MetricsCSV, when set, receives the replicas' metrics as scraped once
+	// a second during the run (spawned replicas only: an external
+	// cluster's debug addresses are not known).
+	MetricsCSV string
+	// Nemesis, when set, injects faults through the run (replicas started
+	// by the run only) and reports what each cost; the run fails if a
+	// fault could not be injected or healed.
+	Nemesis *Nemesis
 }
 
 // Run runs one benchmark and returns its report, and with HistoryPath set
@@ -49,6 +58,10 @@ type Options struct {
 func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 	cfg := o.Config
 	proto, err := protocols.Lookup(cfg.Protocol)
+	if err != nil {
+		return nil, nil, err
+	}
+	steps, err := nemesisSchedule(o, &cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,7 +82,10 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 		defer procs.Stop()
 	}
 	start := time.Now()
-	r := &run{cfg: &cfg, opts: o, procs: procs}
+	r := &run{cfg: &cfg, opts: o, procs: procs, start: start, steps: steps}
+	if o.Nemesis != nil {
+		r.faults = newFaultLog(start, o.Progress)
+	}
 	if o.HistoryPath != "" {
 		r.history = history.NewRecorder()
 	}
@@ -77,11 +93,20 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 		return nil, nil, err
 	}
 	defer r.closeClients()
+	scr := r.startScraping()
 	report, err := r.measure(ctx)
 	if err != nil {
+		scr.stop()
+		return nil, nil, err
+	}
+	if err := r.overTime(scr, report); err != nil {
 		return nil, nil, err
 	}
 	report.Notes = append(report.Notes, r.outage.notes(start)...)
+	if r.faults != nil {
+		report.Notes = append(report.Notes, scheduleNotes(o.Nemesis, steps, &cfg)...)
+		r.faults.fill(report, r.sites())
+	}
 	if r.history != nil {
 		report.Notes = append(report.Notes, r.readBack(ctx))
 	}
@@ -102,10 +127,18 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 		report.Notes = append(report.Notes, fmt.Sprintf(
 			"%s has no weak path: weak operations were served as strong ones", cfg.Protocol))
 	}
+	if r.faults != nil {
+		if errs := r.faults.errors(); len(errs) > 0 {
+			return report, verdict, fmt.Errorf("nemesis: %d fault actions failed, the results are not trustworthy: %s",
+				len(errs), strings.Join(errs, "; "))
+		}
+	}
 	return report, verdict, nil
 }
 
 type run struct {
+	// start is where the clients' timelines and the scraped series start.
+	start   time.Time
 	cfg     *config.Config
 	opts    Options
 	procs   *cluster.Processes
@@ -114,6 +147,10 @@ type run struct {
 	ops     atomic.Int64
 	stopped atomic.Bool
 	outage  outage
+	// steps and faults are the nemesis's schedule and record; nil
+	// without a nemesis.
+	steps  []faultStep
+	faults *faultLog
 	// disks describes each replica's disk at the end of the run.
 	disks []string
 }
@@ -136,7 +173,7 @@ func (r *run) workload() workload.Config {
 }
 
 func (r *run) openClients() error {
-	start := time.Now()
+	start := r.start
 	for ci, site := range r.cfg.Clients.Sites {
 		cc, err := cluster.ClientConfig(r.cfg, site)
 		if err != nil {
@@ -163,6 +200,8 @@ func (r *run) openClients() error {
 				limit:    r.cfg.Bench.Reqs,
 				stopped:  &r.stopped,
 				outage:   &r.outage,
+				faults:   r.faults,
+				site:     site,
 				ops:      &r.ops,
 				drained:  make(chan struct{}),
 				written:  r.keysWritten(),
@@ -207,6 +246,11 @@ func (r *run) measure(ctx context.Context) (*stats.Report, error) {
 	for _, bc := range r.clients {
 		bc.rec.SetWindow(windowStart, windowEnd)
 	}
+	if r.faults != nil {
+		// The schedule's offsets count from here; no operation has
+		// started yet, so nothing reads the field meanwhile.
+		r.faults.start = start
+	}
 	for _, d := range r.drivers() {
 		d.start()
 	}
@@ -215,6 +259,10 @@ func (r *run) measure(ctx context.Context) (*stats.Report, error) {
 	if c := r.opts.Crash; c != nil && r.procs != nil {
 		stopCrash := r.crashAt(ctx, start, *c)
 		defer stopCrash()
+	}
+	if r.faults != nil {
+		stopNemesis := r.runNemesis(ctx, r.faults.start, r.steps)
+		defer stopNemesis()
 	}
 
 	cpuStart := r.cpu()

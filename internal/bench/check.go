@@ -38,7 +38,18 @@ func (v *Verdict) Summary() string {
 	for _, k := range r.Omitted {
 		n += k
 	}
-	return fmt.Sprintf("check: %d VIOLATIONS in %d operations (history %s)", n, v.Events, v.HistoryPath)
+	first := ""
+	if len(r.Violations) > 0 {
+		first, _, _ = strings.Cut(r.Violations[0].String(), "\n")
+		first = "; first: " + first
+	}
+	return fmt.Sprintf("check: %d VIOLATIONS in %d operations%s (all in %s, history %s)",
+		n, v.Events, first, violationsPath(v.HistoryPath), v.HistoryPath)
+}
+
+// violationsPath is where a run's violations are written in full.
+func violationsPath(history string) string {
+	return strings.TrimSuffix(history, ".history") + "-violations.txt"
 }
 
 // check writes the run's history with the replicas' final states and runs
@@ -62,7 +73,7 @@ func (r *run) check(rec *history.Recorder, states []protocol.Status) (*Verdict, 
 		for _, viol := range res.Violations {
 			fmt.Fprintln(&b, viol.String())
 		}
-		if err := os.WriteFile(strings.TrimSuffix(path, ".history")+"-violations.txt", []byte(b.String()), 0o644); err != nil {
+		if err := os.WriteFile(violationsPath(path), []byte(b.String()), 0o644); err != nil {
 			return v, err
 		}
 	}

@@ -29,6 +29,10 @@ type driver struct {
 	written map[uint64]struct{}
 	stopped *atomic.Bool
 	outage  *outage
+	// faults, when a nemesis runs, is told of every completion; site is
+	// the session's client site.
+	faults  *faultLog
+	site    string
 	ops     *atomic.Int64
 	drained chan struct{}
 	closed  bool
@@ -71,6 +75,9 @@ func (d *driver) done(class stats.Class, r client.Result) {
 	defer d.mu.Unlock()
 	d.inflight--
 	now := time.Now()
+	if d.faults != nil {
+		d.faults.completed(d.site, class, now.Add(-r.Latency), now, r.Err == nil)
+	}
 	if r.Err != nil {
 		d.rec.RecordFailure(class, now)
 	} else {

@@ -25,6 +25,11 @@ type ProcessInfo struct {
 //	POST /replicas/{id}/kill     SIGKILL (a crash: the disk keeps what was synced)
 //	POST /replicas/{id}/stop     SIGTERM, then SIGKILL after 5 s
 //	POST /replicas/{id}/restart  start a stopped replica again on its data dir
+//	POST /replicas/{id}/pause    SIGSTOP (frozen, sockets kept open)
+//	POST /replicas/{id}/resume   SIGCONT
+//
+// Links are faulted on each replica itself, at /faults on its debug
+// address (see transport.Faults.Handler).
 func (ps *Processes) AdminHandler(ctx context.Context) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /replicas", func(w http.ResponseWriter, _ *http.Request) {
@@ -50,8 +55,12 @@ func (ps *Processes) AdminHandler(ctx context.Context) http.Handler {
 			p.Stop()
 		case "restart":
 			err = ps.Restart(ctx, id)
+		case "pause":
+			err = p.Pause()
+		case "resume":
+			err = p.Resume()
 		default:
-			http.Error(w, "action is kill, stop or restart", http.StatusNotFound)
+			http.Error(w, "action is kill, stop, restart, pause or resume", http.StatusNotFound)
 			return
 		}
 		if err != nil {

@@ -113,11 +113,14 @@ type RaftParams struct {
 	// TickMs is the length of one raft tick in milliseconds. Default 10.
 	TickMs int `yaml:"tick_ms"`
 	// ElectionTicks is the election timeout in ticks (randomized by raft up
-	// to twice this). It must exceed HeartbeatTicks. Default 10. Note that
-	// with emulated delays an election timeout below a round trip between
-	// sites makes leadership flap.
+	// to twice this). It must exceed HeartbeatTicks. Default 50 (500 ms):
+	// about ten round trips of the default emulated WAN, as etcd advises,
+	// so a leader whose CPU is saturated, or who is snapshotting, is not
+	// deposed while it still leads.
 	ElectionTicks int `yaml:"election_ticks"`
-	// HeartbeatTicks is the leader's heartbeat interval in ticks. Default 1.
+	// HeartbeatTicks is the leader's heartbeat interval in ticks. Default 5
+	// (50 ms, about one round trip). Commits do not wait for heartbeats: a
+	// leader tells followers of a new commit index at once.
 	HeartbeatTicks int `yaml:"heartbeat_ticks"`
 	// BatchDelayUs is how long, in microseconds, the leader gathers
 	// operations before proposing them as one batch. Default 100.
@@ -254,8 +257,8 @@ func Default() Config {
 		},
 		Raft: RaftParams{
 			TickMs:         10,
-			ElectionTicks:  10,
-			HeartbeatTicks: 1,
+			ElectionTicks:  50,
+			HeartbeatTicks: 5,
 			BatchDelayUs:   100,
 			MaxBatch:       256,
 		},

@@ -112,7 +112,7 @@ func TestValidateReportsFieldPath(t *testing.T) {
 		{"heartbeat", func(c *Config) { c.Raft.HeartbeatTicks = 0; c.Raft.ElectionTicks = 5 },
 			"raft.heartbeat_ticks: 0 is less than 1"},
 		{"election", func(c *Config) { c.Raft.ElectionTicks = 1 },
-			"raft.election_ticks: 1 must exceed raft.heartbeat_ticks (1)"},
+			"raft.election_ticks: 1 must exceed raft.heartbeat_ticks (5)"},
 		{"batch delay", func(c *Config) { c.Raft.BatchDelayUs = -5 },
 			"raft.batch_delay_us: -5 is less than 0"},
 		{"max batch", func(c *Config) { c.Raft.MaxBatch = 0 },

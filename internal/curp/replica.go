@@ -43,6 +43,8 @@ type Extension interface {
 	Applied(r *Replica, index uint64, req *wire.Request, res kvstore.Result)
 	// Appended runs for every entry added to this replica's log.
 	Appended(r *Replica, index uint64, req *wire.Request)
+	// Metrics fills in the sizes of what the extension holds.
+	Metrics(m *protocol.CURPMetrics)
 }
 
 // Replica is a CURP replica core: the shared replicated state machine plus

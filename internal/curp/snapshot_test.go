@@ -18,18 +18,7 @@ import (
 // session table) instead.
 func TestLaggingReplicaCatchesUpFromSnapshot(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
-		s, err := sim.New(sim.Config{
-			Seed: seed, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
-			BatchDelay: 200 * time.Microsecond,
-			NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
-				return curp.NewReplica(cfg, curp.Options{CompactEvery: 40, CompactKeep: 5})
-			},
-			NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) protocol.Client {
-				return curp.NewClient(curp.ClientConfig{ID: id, Replicas: replicas, RetryTicks: 20})
-			},
-		})
-		require.NoError(t, err)
-		require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second))
+		s := compactingSim(t, seed, 40)
 		var down wire.NodeID
 		for _, r := range s.Replicas() {
 			if r != s.Leader() {
@@ -37,7 +26,7 @@ func TestLaggingReplicaCatchesUpFromSnapshot(t *testing.T) {
 			}
 		}
 		s.Crash(down)
-		_, err = s.RunWorkload(sim.Workload{ClientSites: []uint32{0, 1, 2}, Sessions: 2, Ops: 100, Pipeline: 2,
+		_, err := s.RunWorkload(sim.Workload{ClientSites: []uint32{0, 1, 2}, Sessions: 2, Ops: 100, Pipeline: 2,
 			Keys: 30, WriteRatio: 0.5}, 5*time.Minute)
 		require.NoError(t, err, "seed %d", seed)
 		before := s.Status(down).Applied
@@ -54,4 +43,42 @@ func TestLaggingReplicaCatchesUpFromSnapshot(t *testing.T) {
 			require.NotZero(t, outcome, "seed %d: replica %d lost the session table", seed, r)
 		}
 	}
+}
+
+// TestCompactionScalesWithTheState: a snapshot costs time in proportion to
+// the state, so the log is compacted after as many entries as the state
+// holds keys when that is more than CompactEvery; a large store is then not
+// snapshotted every few entries.
+func TestCompactionScalesWithTheState(t *testing.T) {
+	s := compactingSim(t, 1, 20)
+	_, err := s.RunWorkload(sim.Workload{ClientSites: []uint32{0, 1, 2}, Sessions: 2, Ops: 100, Pipeline: 2,
+		Keys: 1 << 20, WriteRatio: 1}, 5*time.Minute)
+	require.NoError(t, err)
+	leader := s.Leader()
+	keys := s.Replica(leader).(*curp.Replica).Store().Len()
+	require.Greater(t, keys, 500, "the workload should write mostly distinct keys")
+	// 600 writes: every 20 entries would be about 30 snapshots; after as
+	// many entries as keys, a handful.
+	snaps := s.Disk(leader).Stats().Snapshots
+	require.LessOrEqual(t, snaps, uint64(6), "%d snapshots of a %d-key store in 600 writes", snaps, keys)
+	require.Positive(t, snaps, "the log was never compacted")
+}
+
+// compactingSim starts three CURP replicas that compact their logs after
+// every entries applied (at least), and waits for a leader.
+func compactingSim(t *testing.T, seed, every uint64) *sim.Sim {
+	t.Helper()
+	s, err := sim.New(sim.Config{
+		Seed: seed, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
+		BatchDelay: 200 * time.Microsecond,
+		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
+			return curp.NewReplica(cfg, curp.Options{CompactEvery: every, CompactKeep: 5})
+		},
+		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) protocol.Client {
+			return curp.NewClient(curp.ClientConfig{ID: id, Replicas: replicas, RetryTicks: 20})
+		},
+	})
+	require.NoError(t, err)
+	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second))
+	return s
 }

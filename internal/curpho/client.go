@@ -5,17 +5,16 @@ import (
 	"slices"
 
 	"github.com/hybridkv/hybridkv/internal/curp"
-	"github.com/hybridkv/hybridkv/internal/curpht"
 	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/weakpath"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
 // Client is CURP-HO's extension of a CURP client.
 type Client struct {
-	bound    curpht.Binding
-	cache    *curpht.Cache
+	bound    weakpath.Binding
 	sessions map[uint64]*session
-	floors   curpht.Floors
+	floors   weakpath.Floors
 	ticks    int
 }
 
@@ -31,8 +30,8 @@ var _ curp.ClientExtension = (*Client)(nil)
 
 // NewClient returns the client extension bound to replica bound.
 func NewClient(bound wire.NodeID) *Client {
-	return &Client{bound: curpht.NewBinding(bound), cache: curpht.NewCache(),
-		sessions: make(map[uint64]*session), floors: make(curpht.Floors)}
+	return &Client{bound: weakpath.NewBinding(bound),
+		sessions: make(map[uint64]*session), floors: make(weakpath.Floors)}
 }
 
 func (x *Client) session(id uint64) *session {
@@ -47,6 +46,7 @@ func (x *Client) session(id uint64) *session {
 // Prepare names the session's previous weak write in every request, so the
 // leader logs the request after it.
 func (x *Client) Prepare(_ *curp.Client, p *curp.Pending) {
+	x.floors.Issued(p.Req.Op.ID)
 	s := x.session(p.Req.Op.ID.Session)
 	p.Req.PrevWeak = s.lastWeak
 	if p.Req.Op.Level == wire.Weak && p.Req.Op.Kind.IsWrite() {
@@ -63,7 +63,7 @@ func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
 	}
 	if !op.Kind.IsWrite() {
 		p.Req.Flags |= wire.FlagReplyWanted
-		p.Req.MinApplied = x.floors.Of(op.ID.Session)
+		x.floors.Stamp(&p.Req)
 		p.Targets = []wire.NodeID{x.bound.Replica()}
 		c.Send(x.bound.Replica(), &p.Req)
 		return
@@ -102,37 +102,19 @@ func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, re
 		return
 	}
 	x.bound.Answered(from)
-	x.cache.Observe(rep.Applied)
-	x.floors.Observe(rep.ID.Session, rep.Applied)
-	c.Complete(p, x.freshest(&p.Req.Op, rep), protocol.PathWeak)
-}
-
-// freshest picks between the bound replica's answer and the session's
-// cache: an answer from the session's own pooled write is compared by
-// session order, one from applied state by log position.
-func (x *Client) freshest(op *wire.Op, rep *wire.Reply) *wire.Reply {
-	e, ok := x.cache.Get(op.ID.Session, op.Key)
-	if !ok {
-		return rep
+	if weakpath.IsLost(rep) {
+		weakpath.Escalate(c, p)
+		return
 	}
-	if rep.ReadDep.IsZero() && e.Version <= rep.Applied {
-		return rep
-	}
-	if !rep.ReadDep.IsZero() && e.Seq < rep.ReadDep.Seq {
-		return rep
-	}
-	cached := *rep
-	cached.Found, cached.Value, cached.Slot = e.Found, e.Value, e.Version
-	return &cached
+	x.floors.ObserveState(rep.ID.Session, rep.Applied)
+	c.Complete(p, rep, protocol.PathWeak)
 }
 
 func (x *Client) writeReply(c *curp.Client, from wire.NodeID, p *curp.Pending, s *session, req *wire.Request, rep *wire.Reply) {
 	committed := rep.Slot > 0 && (rep.Kind == wire.ReplyWeak || rep.Kind == wire.ReplySync)
 	if committed {
-		x.floors.Observe(rep.ID.Session, rep.Slot)
+		x.floors.ObserveCommitted(rep.ID, rep.Slot)
 		delete(s.writeSet, rep.ID.Seq)
-		op := &req.Op
-		x.cache.Put(op.ID.Session, op.Key, curpht.Entry{Found: true, Value: op.Value, Version: rep.Slot, Seq: op.ID.Seq})
 		if p == nil {
 			c.Release(rep.ID)
 			return
@@ -192,15 +174,15 @@ func (x *Client) AcceptFastPath(c *curp.Client, p *curp.Pending) protocol.SlowRe
 	return why
 }
 
-// Completed feeds the cache; a strong operation that completed through the
-// log also proves the session's earlier weak writes committed.
+// Completed raises the session's floor; a strong operation that completed
+// through the log also proves the session's earlier weak writes committed.
 func (x *Client) Completed(c *curp.Client, p *curp.Pending, done *protocol.Completion) {
+	x.floors.ObserveCompletion(p, done)
 	op := &p.Req.Op
-	x.floors.Observe(op.ID.Session, done.Slot)
-	if op.Level == wire.Weak {
+	if op.Level == wire.Weak || done.Path == protocol.PathFast {
 		return
 	}
-	if s := x.sessions[op.ID.Session]; s != nil && done.Path != protocol.PathFast {
+	if s := x.sessions[op.ID.Session]; s != nil {
 		for seq := range s.writeSet {
 			if seq < op.ID.Seq {
 				delete(s.writeSet, seq)
@@ -208,11 +190,6 @@ func (x *Client) Completed(c *curp.Client, p *curp.Pending, done *protocol.Compl
 			}
 		}
 	}
-	e := curpht.Entry{Found: done.Found, Value: done.Value, Version: done.Slot, Seq: op.ID.Seq}
-	if op.Kind.IsWrite() {
-		e.Found, e.Value = true, op.Value
-	}
-	x.cache.Put(op.ID.Session, op.Key, e)
 }
 
 // Tick re-sends uncommitted weak writes: a lost write must still reach the

@@ -4,8 +4,9 @@ import (
 	"slices"
 
 	"github.com/hybridkv/hybridkv/internal/curp"
-	"github.com/hybridkv/hybridkv/internal/curpht"
 	"github.com/hybridkv/hybridkv/internal/kvstore"
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/weakpath"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
@@ -15,7 +16,7 @@ import (
 type Replica struct {
 	held map[wire.OpID][]heldRequest // keyed by the weak write they wait for
 	// reads answers weak reads once the replica reflects their floor.
-	reads *curpht.Reads
+	reads *weakpath.Reads
 }
 
 type heldRequest struct {
@@ -27,7 +28,7 @@ var _ curp.Extension = (*Replica)(nil)
 
 // NewReplica returns the extension for one replica.
 func NewReplica() *Replica {
-	return &Replica{held: make(map[wire.OpID][]heldRequest), reads: curpht.NewReads()}
+	return &Replica{held: make(map[wire.OpID][]heldRequest), reads: weakpath.NewReads()}
 }
 
 // Weak pools a weak write everywhere, acknowledges it from the bound
@@ -36,7 +37,7 @@ func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	op := &req.Op
 	if !op.Kind.IsWrite() {
 		if req.Flags&wire.FlagReplyWanted != 0 {
-			x.reads.Serve(from, req, r.Store().Applied(), x.answer(r))
+			x.reads.Serve(r, from, req, answerer(r))
 		}
 		return
 	}
@@ -140,7 +141,7 @@ func isWeakWrite(rec *witness.Record) bool {
 // what waited for an operation a previous leader logged.
 func (x *Replica) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kvstore.Result) {
 	x.reads.Applied(index, &req.Op)
-	x.reads.Release(index, x.answer(r))
+	x.reads.Release(r, answerer(r))
 	waiting, ok := x.held[req.Op.ID]
 	if !ok || !r.IsLeader() {
 		return
@@ -151,12 +152,26 @@ func (x *Replica) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kv
 	}
 }
 
-func (x *Replica) answer(r *curp.Replica) func(wire.NodeID, *wire.Request) {
-	return func(from wire.NodeID, req *wire.Request) { r.Reply(from, weakRead(r, &req.Op)) }
+func answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, weakpath.Verdict) {
+	return func(from wire.NodeID, req *wire.Request, v weakpath.Verdict) {
+		if v == weakpath.Lost {
+			r.Reply(from, weakpath.LostReply(req.Op.ID))
+			return
+		}
+		r.Reply(from, weakRead(r, &req.Op))
+	}
 }
 
-// Appended lets waiting weak reads go once the log reaches their floor.
+// Appended lets waiting weak reads go once the log holds their floor.
 func (x *Replica) Appended(r *curp.Replica, index uint64, req *wire.Request) {
 	x.reads.Appended(index, &req.Op)
-	x.reads.Release(r.Store().Applied(), x.answer(r))
+	x.reads.Release(r, answerer(r))
+}
+
+// Metrics implements curp.Extension.
+func (x *Replica) Metrics(m *protocol.CURPMetrics) {
+	m.ParkedReads = x.reads.Parked()
+	for _, hs := range x.held {
+		m.HeldRequests += len(hs)
+	}
 }

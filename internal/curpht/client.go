@@ -3,21 +3,21 @@ package curpht
 import (
 	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/weakpath"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
 // Client is CURP-HT's extension of a CURP client.
 type Client struct {
-	closest Binding
-	cache   *Cache
-	floors  Floors
+	closest weakpath.Binding
+	floors  weakpath.Floors
 }
 
 var _ curp.ClientExtension = (*Client)(nil)
 
 // NewClient returns the client extension; weak reads go to closest.
 func NewClient(closest wire.NodeID) *Client {
-	return &Client{closest: NewBinding(closest), cache: NewCache(), floors: make(Floors)}
+	return &Client{closest: weakpath.NewBinding(closest), floors: make(weakpath.Floors)}
 }
 
 // SubmitWeak sends a weak write to the leader (to everyone while the leader
@@ -30,7 +30,7 @@ func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
 		if retry {
 			x.closest.Missed(c.Replicas())
 		}
-		p.Req.MinApplied = x.floors.Of(p.Req.Op.ID.Session)
+		x.floors.Stamp(&p.Req)
 		p.Targets = []wire.NodeID{x.closest.Replica()}
 	case c.Leader() != 0 && !retry:
 		p.Targets = []wire.NodeID{c.Leader()}
@@ -49,8 +49,7 @@ func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, re
 	if p == nil {
 		return
 	}
-	op := &p.Req.Op
-	if op.Kind.IsWrite() {
+	if p.Req.Op.Kind.IsWrite() {
 		x.writeReply(c, p, rep)
 		return
 	}
@@ -58,14 +57,11 @@ func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, re
 		return
 	}
 	x.closest.Answered(from)
-	x.cache.Observe(rep.Applied)
-	x.floors.Observe(op.ID.Session, rep.Applied)
-	if e, ok := x.cache.Fresher(op.ID.Session, op.Key, rep.Applied); ok {
-		cached := *rep
-		cached.Found, cached.Value, cached.Slot = e.Found, e.Value, e.Version
-		c.Complete(p, &cached, protocol.PathWeak)
+	if weakpath.IsLost(rep) {
+		weakpath.Escalate(c, p)
 		return
 	}
+	x.floors.ObserveState(p.Req.Op.ID.Session, rep.Applied)
 	c.Complete(p, rep, protocol.PathWeak)
 }
 
@@ -81,8 +77,8 @@ func (x *Client) writeReply(c *curp.Client, p *curp.Pending, rep *wire.Reply) {
 	}
 }
 
-// Prepare: CURP-HT's requests need nothing beyond CURP's.
-func (*Client) Prepare(*curp.Client, *curp.Pending) {}
+// Prepare notes every operation the session issues.
+func (x *Client) Prepare(_ *curp.Client, p *curp.Pending) { x.floors.Issued(p.Req.Op.ID) }
 
 // Tick: CURP's retries cover CURP-HT's weak operations.
 func (*Client) Tick(*curp.Client) {}
@@ -92,17 +88,9 @@ func (*Client) AcceptFastPath(*curp.Client, *curp.Pending) protocol.SlowReason {
 	return protocol.ReasonNone
 }
 
-// Completed feeds the session's cache with what the operation wrote or read.
+// Completed raises the session's floor to what the operation observed: a
+// weak write or a strong operation through the log, its committed slot; a
+// fast-path result, the leader's speculative position.
 func (x *Client) Completed(_ *curp.Client, p *curp.Pending, done *protocol.Completion) {
-	op := &p.Req.Op
-	x.floors.Observe(op.ID.Session, done.Slot)
-	switch {
-	case op.Kind.IsWrite():
-		x.cache.Put(op.ID.Session, op.Key, Entry{Found: true, Value: op.Value, Version: done.Slot, Seq: op.ID.Seq})
-	case op.Level == wire.Strong:
-		x.cache.Put(op.ID.Session, op.Key, Entry{Found: done.Found, Value: done.Value, Version: done.Slot, Seq: op.ID.Seq})
-	}
+	x.floors.ObserveCompletion(p, done)
 }
-
-// Cache exposes the cache to tests.
-func (x *Client) Cache() *Cache { return x.cache }

@@ -3,6 +3,8 @@ package curpht
 import (
 	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/kvstore"
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/weakpath"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
@@ -10,20 +12,20 @@ import (
 // Replica is CURP-HT's extension of a CURP replica: it holds the weak
 // reads waiting for the replica to catch up with their session.
 type Replica struct {
-	reads *Reads
+	reads *weakpath.Reads
 }
 
 var _ curp.Extension = (*Replica)(nil)
 
 // NewReplica returns the extension for one replica.
-func NewReplica() *Replica { return &Replica{reads: NewReads()} }
+func NewReplica() *Replica { return &Replica{reads: weakpath.NewReads()} }
 
 // Weak logs a weak write on the leader and answers a weak read from the
-// applied state, once that has reached the session's floor.
+// applied state, once that reflects the session's floor.
 func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	op := &req.Op
 	if !op.Kind.IsWrite() {
-		x.reads.Serve(from, req, r.Store().Applied(), func(from wire.NodeID, req *wire.Request) { weakRead(r, from, req) })
+		x.reads.Serve(r, from, req, answerer(r))
 		return
 	}
 	if !r.IsLeader() {
@@ -33,11 +35,17 @@ func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	r.Propose(from, req)
 }
 
-func weakRead(r *curp.Replica, from wire.NodeID, req *wire.Request) {
-	st := r.Store()
-	v, found := st.Read(req.Op.Key)
-	r.Reply(from, &wire.Reply{Kind: wire.ReplyWeak, ID: req.Op.ID, Ok: true,
-		Found: found, Value: v.Value, Slot: v.Slot, Applied: st.Applied()})
+func answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, weakpath.Verdict) {
+	return func(from wire.NodeID, req *wire.Request, v weakpath.Verdict) {
+		if v == weakpath.Lost {
+			r.Reply(from, weakpath.LostReply(req.Op.ID))
+			return
+		}
+		st := r.Store()
+		val, found := st.Read(req.Op.Key)
+		r.Reply(from, &wire.Reply{Kind: wire.ReplyWeak, ID: req.Op.ID, Ok: true,
+			Found: found, Value: val.Value, Slot: val.Slot, Applied: st.Applied()})
+	}
 }
 
 // Conflicts: every unapplied operation on the leader counts, weak writes
@@ -53,11 +61,14 @@ func (*Replica) Annotate(*curp.Replica, *wire.Op, *wire.Reply) {}
 // Applied answers the weak reads that waited for this entry.
 func (x *Replica) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kvstore.Result) {
 	x.reads.Applied(index, &req.Op)
-	x.reads.Release(index, func(from wire.NodeID, req *wire.Request) { weakRead(r, from, req) })
+	x.reads.Release(r, answerer(r))
 }
 
-// Appended lets waiting weak reads go once the log reaches their floor.
+// Appended lets waiting weak reads go once the log holds their floor.
 func (x *Replica) Appended(r *curp.Replica, index uint64, req *wire.Request) {
 	x.reads.Appended(index, &req.Op)
-	x.reads.Release(r.Store().Applied(), func(from wire.NodeID, req *wire.Request) { weakRead(r, from, req) })
+	x.reads.Release(r, answerer(r))
 }
+
+// Metrics implements curp.Extension.
+func (x *Replica) Metrics(m *protocol.CURPMetrics) { m.ParkedReads = x.reads.Parked() }

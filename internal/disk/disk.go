@@ -48,8 +48,12 @@ type Disk struct {
 
 	mu        sync.Mutex // guards the statistics, read by Stats
 	syncTimes *hdrhistogram.Histogram
+	syncTotal time.Duration
 	syncs     uint64
 	snapshots uint64
+	snapTimes *hdrhistogram.Histogram
+	snapTotal time.Duration
+	snapBytes uint64
 }
 
 var _ raftlog.Disk = (*Disk)(nil)
@@ -75,6 +79,7 @@ func Open(opts Options) (*Disk, error) {
 		zl:        zl,
 		state:     &raftpb.HardState{},
 		syncTimes: hdrhistogram.New(1, int64(time.Minute), 3),
+		snapTimes: hdrhistogram.New(1, int64(time.Minute), 3),
 	}, nil
 }
 
@@ -209,6 +214,7 @@ func (d *Disk) recordSync(took time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.syncs++
+	d.syncTotal += took
 	_ = d.syncTimes.RecordValue(int64(took))
 }
 
@@ -219,6 +225,7 @@ func (d *Disk) SaveSnapshot(s *raftpb.Snapshot) error {
 	if err := d.create(); err != nil {
 		return err
 	}
+	start := time.Now()
 	if err := d.snaps.SaveSnap(s); err != nil {
 		return fmt.Errorf("data dir %s: save snapshot: %w", d.opts.Dir, err)
 	}
@@ -227,13 +234,22 @@ func (d *Disk) SaveSnapshot(s *raftpb.Snapshot) error {
 	if err := d.w.SaveSnapshot(marker); err != nil {
 		return err
 	}
-	d.mu.Lock()
-	d.snapshots++
-	d.mu.Unlock()
+	d.recordSnapshot(time.Since(start), len(s.GetData()))
 	if err := d.w.ReleaseLockTo(md.GetIndex()); err != nil {
 		return err
 	}
 	return d.purge()
+}
+
+// recordSnapshot counts a saved snapshot of size bytes that took took to
+// write (file and log marker).
+func (d *Disk) recordSnapshot(took time.Duration, size int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.snapshots++
+	d.snapTotal += took
+	d.snapBytes += uint64(size)
+	_ = d.snapTimes.RecordValue(int64(took))
 }
 
 // Stats implements raftlog.Disk.

@@ -134,6 +134,22 @@ func (ss *session) forgetBelow(seq uint64) {
 // incrementally, so reading it is free.
 func (s *Store) Digest() uint64 { return s.digest }
 
+// Sessions returns the number of sessions in the session table. A session's
+// entry stays once created: the table grows with every session the
+// cluster ever served.
+func (s *Store) Sessions() int { return len(s.sessions) }
+
+// Replies returns the number of results the session table keeps for
+// duplicate detection. It walks every session, so it is for monitoring, not
+// for the apply path.
+func (s *Store) Replies() int {
+	n := 0
+	for _, ss := range s.sessions {
+		n += len(ss.results)
+	}
+	return n
+}
+
 // Len returns the number of keys.
 func (s *Store) Len() int { return len(s.data) }
 

@@ -73,3 +73,19 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		require.Error(t, err, "prefix %d", i)
 	}
 }
+
+// TestSessionTableSize: sessions stay once seen; results go once the
+// client acknowledged them.
+func TestSessionTableSize(t *testing.T) {
+	s := New()
+	require.Zero(t, s.Sessions())
+	require.Zero(t, s.Replies())
+	s.Apply(1, put(7, 1, 9, "a"), 0)
+	s.Apply(2, put(7, 2, 9, "b"), 0)
+	s.Apply(3, put(8, 1, 9, "c"), 0)
+	require.Equal(t, 2, s.Sessions())
+	require.Equal(t, 3, s.Replies())
+	s.Apply(4, get(7, 3, 9), 3) // the client saw seqs 1 and 2 complete
+	require.Equal(t, 2, s.Sessions())
+	require.Equal(t, 2, s.Replies())
+}

@@ -1,6 +1,7 @@
 // Package plot draws the figures of benchmark reports: latency by
 // operation class, latency CDFs, and throughput-latency curves of a
-// parameter sweep, comparing protocols run on the same workload.
+// parameter sweep, comparing protocols run on the same workload; and, for
+// a run with injected faults, throughput over time with the faults shaded.
 //
 // It is used only by the bench command, after a run, so the plotting
 // library stays out of the replicas' and clients' binaries' hot paths; it

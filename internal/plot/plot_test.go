@@ -125,6 +125,34 @@ var figures = []struct {
 	{"classes", func(path string) error { return Classes(comparison(), path) }, classesW, classesH},
 	{"cdfs", func(path string) error { return CDFs(comparison(), path) }, cdfsW, cdfsH},
 	{"sweep", func(path string) error { return Sweep(sweep(), path) }, sweepW, sweepH},
+	{"over-time", func(path string) error { return OverTime(overTime(), path) }, overTimeW, overTimeH},
+}
+
+// overTime is a 60 s curpht run whose throughput sags while replica 3's
+// lag and every replica's memory grow.
+func overTime() *stats.Report {
+	tl := &stats.Series{Lag: map[uint64][]stats.Point{}, RSSMB: map[uint64][]stats.Point{}}
+	for s := range 60 {
+		sec := float64(s)
+		tl.Throughput = append(tl.Throughput, 40000-300*sec)
+		tl.Lag[2] = append(tl.Lag[2], stats.Point{Seconds: sec, Value: 10})
+		tl.Lag[3] = append(tl.Lag[3], stats.Point{Seconds: sec, Value: 5 * sec})
+		for id := uint64(1); id <= 3; id++ {
+			tl.RSSMB[id] = append(tl.RSSMB[id], stats.Point{Seconds: sec, Value: 30 + float64(id)*sec})
+		}
+	}
+	return &stats.Report{Protocol: "curpht", OverTime: &stats.OverTime{Series: tl}}
+}
+
+func TestOverTimeNeedsATimeline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.png")
+	require.Error(t, OverTime(&stats.Report{Protocol: "x"}, path))
+	require.Error(t, OverTime(&stats.Report{Protocol: "x", OverTime: &stats.OverTime{}}, path))
+	_, err := os.Stat(path)
+	require.True(t, os.IsNotExist(err))
+	bad := overTime()
+	bad.OverTime.Series.Lag[2][0].Value = math.NaN()
+	require.Error(t, OverTime(bad, path))
 }
 
 func pixels(l vg.Length) int { return int(float64(l/vg.Inch)*pngDPI + 0.5) }

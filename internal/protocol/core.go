@@ -32,6 +32,10 @@ type Replica interface {
 	Advance()
 	// Status reports the core's view for monitoring and tests.
 	Status() Status
+	// Metrics reports the core's positions and sizes for monitoring. It
+	// costs more than Status (it walks per-follower progress and the
+	// session table), so drivers call it only when asked.
+	Metrics() Metrics
 }
 
 // Status is a replica's externally visible state.

@@ -25,6 +25,7 @@ var (
 	long       = flag.Bool("long", false, "run thousands of checked simulation seeds")
 	faultSeeds = flag.Int("fault-seeds", 200, "seeds per protocol and size for TestCheckedFaults")
 	faultKeys  = flag.Int("fault-keys", 0, "keys of TestCheckedFaults's workload (0: 6 and 64 by turns)")
+	faultFirst = flag.Uint64("fault-first", 1, "first seed of TestCheckedFaults (to replay one: -fault-first S -fault-seeds 1)")
 )
 
 // mutation breaks a protocol on purpose, to show the checker notices.
@@ -51,6 +52,7 @@ type checked struct {
 	checker.Result
 	faults  string // the nemesis's log, for a failure message
 	stalled string // why the run stalled, with stallOK
+	events  []history.Event
 }
 
 // checkedRun runs a mixed workload on few keys under jitter, loss and
@@ -135,7 +137,7 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	for _, st := range sts {
 		f.Replicas = append(f.Replicas, history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
 	}
-	return checked{Result: checker.Check(f, checker.Options{HOEarlyVisibility: name == "curp-ho"}), faults: log}
+	return checked{Result: checker.Check(f, checker.Options{HOEarlyVisibility: name == "curp-ho"}), faults: log, events: res.Events}
 }
 
 // TestCheckedSimulation: many seeds per protocol, every history checked.
@@ -196,7 +198,7 @@ func TestCheckerCatchesMutations(t *testing.T) {
 		mutation       mutation
 	}{
 		{"conflict detection off: witnesses and leader always ok", "curp", mutation{replica: alwaysOk}},
-		{"CURP-HT client ignores its cache and session floor", "curp-ht", mutation{newClient: forgetfulHT}},
+		{"CURP-HT client ignores its session floor", "curp-ht", mutation{newClient: forgetfulHT}},
 		{"CURP-HO bound replica ignores the session's pending writes", "curp-ho", mutation{replica: forgetOwnWrites}},
 		{"CURP-HO bound replica serves other sessions' pending writes", "curp-ho", mutation{replica: leakPendingWrites}},
 		{"followers execute entries out of slot order", "curp", mutation{replica: swapEntries}},
@@ -305,7 +307,7 @@ func (s *swapper) Step(from wire.NodeID, m wire.Message) {
 }
 
 // forgetfulHT is a CURP-HT client whose sessions remember nothing of what
-// they wrote or read: no cache entries and no floor from completions.
+// they wrote or read: no floor from completions.
 func forgetfulHT(o protocols.ClientOptions) protocol.Client {
 	return curp.NewClient(curp.ClientConfig{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks,
 		Extension: forgetful{curpht.NewClient(o.Closest)}})
@@ -332,7 +334,7 @@ func TestCheckedFaults(t *testing.T) {
 		for _, n := range []int{3, 5} {
 			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
 				start := time.Now()
-				for seed := uint64(1); seed <= seeds; seed++ {
+				for seed := *faultFirst; seed < *faultFirst+seeds; seed++ {
 					res := checkedRun(t, name, n, seed, mutation{faults: true})
 					require.NoError(t, res.Err, "seed %d", seed)
 					require.True(t, res.Clean(), "seed %d (n=%d): %v\nfaults:\n%s", seed, n, res.Violations, res.faults)
@@ -355,4 +357,28 @@ func TestHOReplayWaitsOnlyForUnloggedWrites(t *testing.T) {
 	res := checkedRun(t, "curp-ho", 5, 88, mutation{faults: true})
 	require.NoError(t, res.Err)
 	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+}
+
+// TestWeakReadsDoNotTrustSpeculativeSlots replays the checked-faults seeds
+// that found it. A session's floor held the slot its fast-path operation
+// took at a leader that was then cut off and crashed; the new leader
+// replayed the operation at another slot, and a replica whose log reached
+// the old number served a weak read without it (W5 at CURP-HT N = 5 seed
+// 736 and CURP-HO N = 3 seed 1704, W4 at CURP-HO N = 5 seed 483). Floors
+// now keep a speculative position as term and slot, served only by a log
+// holding that very entry. Seed 197 (CURP-HT, N = 5) guards the restart
+// half of the fix: a restarted replica's read gate must know the writes its
+// log already held, or it serves a read past an unapplied one (W1).
+func TestWeakReadsDoNotTrustSpeculativeSlots(t *testing.T) {
+	for _, tc := range []struct {
+		protocol string
+		n        int
+		seed     uint64
+	}{{"curp-ht", 5, 736}, {"curp-ho", 3, 1704}, {"curp-ho", 5, 483}, {"curp-ht", 5, 197}} {
+		t.Run(fmt.Sprintf("%s/n=%d/seed=%d", tc.protocol, tc.n, tc.seed), func(t *testing.T) {
+			res := checkedRun(t, tc.protocol, tc.n, tc.seed, mutation{faults: true})
+			require.NoError(t, res.Err)
+			require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+		})
+	}
 }

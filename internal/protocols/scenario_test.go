@@ -16,8 +16,9 @@ const key = 7
 var hybrid = []string{"curp-ht", "curp-ho"}
 
 // TestReadYourWritesFromLaggingReplica: the closest replica is cut off from
-// the leader, so it has not applied the session's weak write; the cache
-// answers instead.
+// the leader, so it has not applied the session's weak write: it holds the
+// read back (the session's floor), and the client moves on to a replica
+// that reflects the write.
 func TestReadYourWritesFromLaggingReplica(t *testing.T) {
 	forSizes(t, []string{"curp-ht"}, func(t *testing.T, name string, n int) {
 		c := newCluster(t, name, n, 1, sim.Network{})
@@ -31,9 +32,9 @@ func TestReadYourWritesFromLaggingReplica(t *testing.T) {
 	})
 }
 
-// TestFresherReplicaBeatsCache: once the closest replica applied a later
-// write by another session, its answer wins over the session's cache.
-func TestFresherReplicaBeatsCache(t *testing.T) {
+// TestFresherReplicaAnswersTheNewerWrite: once the closest replica applied
+// a later write by another session, the session reads that, not its own.
+func TestFresherReplicaAnswersTheNewerWrite(t *testing.T) {
 	forSizes(t, []string{"curp-ht"}, func(t *testing.T, name string, n int) {
 		c := newCluster(t, name, n, 2, sim.Network{})
 		f := c.follower()

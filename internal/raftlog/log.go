@@ -7,6 +7,7 @@ import (
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 )
 
 // Config builds a Log.
@@ -66,8 +67,11 @@ type Log struct {
 	quorumElapsed int
 
 	leader, term uint64
-	applied      uint64
-	committed    uint64
+	// leaderChanges counts the times a leader became known (see
+	// LeaderChanges).
+	leaderChanges uint64
+	applied       uint64
+	committed     uint64
 }
 
 // ErrNotLeader is returned by Propose on a replica that is not the leader.
@@ -194,6 +198,25 @@ func (l *Log) resetTimeout() {
 // Leader returns the leader this replica knows of (0 when none) and the term.
 func (l *Log) Leader() (leader, term uint64) { return l.leader, l.term }
 
+// LeaderChanges counts the times this replica learned of a leader since it
+// started: raft forgets the leader when an election starts, so each
+// election this replica saw the end of counts once, even one the same
+// leader won again.
+func (l *Log) LeaderChanges() uint64 { return l.leaderChanges }
+
+// Progress calls fn with each follower's match index (the highest index
+// known replicated there), if this replica leads.
+func (l *Log) Progress(fn func(id, match uint64)) {
+	if !l.IsLeader() {
+		return
+	}
+	l.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+		if id != l.cfg.ID {
+			fn(id, pr.Match)
+		}
+	})
+}
+
 // IsLeader reports whether this replica leads.
 func (l *Log) IsLeader() bool { return l.leader == l.cfg.ID }
 
@@ -223,6 +246,13 @@ func (l *Log) FirstIndex() uint64 {
 func (l *Log) LastIndex() uint64 {
 	i, _ := l.storage.LastIndex()
 	return i
+}
+
+// Term returns the term of the entry at index i, if the log still holds it
+// (or its last snapshot ends there).
+func (l *Log) Term(i uint64) (uint64, bool) {
+	t, err := l.storage.Term(i)
+	return t, err == nil
 }
 
 // Entries returns the log's entries in [lo, hi).
@@ -313,6 +343,11 @@ func (l *Log) Ready(h Handler) error {
 		// them. After a snapshot it sees them once the snapshot is applied.
 		snap := rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot)
 		if !snap {
+			// The entries go into raft's storage first, so that what the
+			// protocol asks of the log (an entry's term) covers them.
+			if err := l.storage.Append(rd.Entries); err != nil {
+				return err
+			}
 			l.appended(&rd, h)
 		}
 		if err := l.persist(&rd); err != nil {
@@ -333,12 +368,10 @@ func (l *Log) Ready(h Handler) error {
 			h.Restore(idx, rd.Snapshot.GetData())
 			l.applied = idx
 		}
-		if len(rd.Entries) > 0 {
+		if snap {
 			if err := l.storage.Append(rd.Entries); err != nil {
 				return err
 			}
-		}
-		if snap {
 			l.appended(&rd, h)
 		}
 		for _, m := range rd.Messages {
@@ -385,6 +418,9 @@ func (l *Log) setLeader(lead uint64) {
 		return
 	}
 	l.leader = lead
+	if lead != 0 {
+		l.leaderChanges++
+	}
 	l.quorumElapsed = 0
 	l.resetTimeout()
 }

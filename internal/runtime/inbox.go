@@ -50,6 +50,13 @@ func (b *Inbox) Take() []Inbound {
 	return items
 }
 
+// Len counts the messages queued; safe for concurrent use.
+func (b *Inbox) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.items)
+}
+
 // Notify wakes the consumer without a message, for work queued elsewhere.
 func (b *Inbox) Notify() {
 	select {

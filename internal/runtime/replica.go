@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -26,12 +27,17 @@ type Replica struct {
 	inbox  *Inbox
 	tr     *transport.Transport
 	status atomic.Pointer[protocol.Status]
+	// metricsReq carries requests for the core's metrics to the loop,
+	// which answers between steps; done is closed when Run returns.
+	metricsReq chan chan protocol.Metrics
+	done       chan struct{}
 }
 
 // NewReplica opens the replica's transport (it listens at once, so peers and
 // clients can connect while the caller gets ready to Run).
 func NewReplica(cfg ReplicaConfig) (*Replica, error) {
-	r := &Replica{cfg: cfg, inbox: NewInbox()}
+	r := &Replica{cfg: cfg, inbox: NewInbox(),
+		metricsReq: make(chan chan protocol.Metrics), done: make(chan struct{})}
 	tr, err := transport.New(cfg.Transport, r.inbox.Put)
 	if err != nil {
 		return nil, err
@@ -49,8 +55,31 @@ func (r *Replica) Transport() *transport.Transport { return r.tr }
 // concurrent use.
 func (r *Replica) Status() protocol.Status { return *r.status.Load() }
 
+// ErrNotRunning is returned by Metrics once Run has returned.
+var ErrNotRunning = errors.New("runtime: replica not running")
+
+// Metrics asks the loop for the core's metrics and waits for the answer, at
+// most until ctx ends: the loop answers between two rounds of work, so a
+// loop stuck in one round shows as a timeout. Safe for concurrent use.
+func (r *Replica) Metrics(ctx context.Context) (protocol.Metrics, error) {
+	reply := make(chan protocol.Metrics, 1)
+	select {
+	case r.metricsReq <- reply:
+	case <-r.done:
+		return protocol.Metrics{}, ErrNotRunning
+	case <-ctx.Done():
+		return protocol.Metrics{}, ctx.Err()
+	}
+	// The loop sends on the buffered reply right after taking the request.
+	return <-reply, nil
+}
+
+// InboxLen counts the messages received and not yet handed to the core.
+func (r *Replica) InboxLen() int { return r.inbox.Len() }
+
 // Run drives the core until ctx ends, then closes the transport.
 func (r *Replica) Run(ctx context.Context) error {
+	defer close(r.done)
 	defer r.tr.Close()
 	ticker := time.NewTicker(r.cfg.Tick)
 	defer ticker.Stop()
@@ -68,6 +97,9 @@ func (r *Replica) Run(ctx context.Context) error {
 		case <-batch.C:
 			batchArmed = false
 			core.Flush()
+		case reply := <-r.metricsReq:
+			reply <- core.Metrics()
+			continue
 		}
 		for _, in := range r.inbox.Take() {
 			core.Step(in.From, in.Msg)

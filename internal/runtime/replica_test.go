@@ -104,6 +104,13 @@ func (c *fakeCore) Status() protocol.Status {
 	return protocol.Status{ID: replicaID, Leader: replicaID, Term: uint64(c.ticks)}
 }
 
+func (c *fakeCore) Metrics() protocol.Metrics {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return protocol.Metrics{Status: protocol.Status{ID: replicaID, Leader: replicaID, Term: uint64(c.ticks)},
+		Batch: len(c.batch)}
+}
+
 func (c *fakeCore) tickCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

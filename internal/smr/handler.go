@@ -74,9 +74,14 @@ func (r *Replica) decode(index uint64, data []byte) *wire.Request {
 	panic(fmt.Sprintf("replica %d: log entry %d: %v", r.id, index, err))
 }
 
+// maybeCompact snapshots the applied state and drops the log before it
+// once the log has grown past the larger of CompactEvery entries and the
+// state's own size: a snapshot costs time in proportion to the state, so
+// the amortized cost per entry stays constant while the log, and the
+// memory it holds, stays within a multiple of the state.
 func (r *Replica) maybeCompact() {
 	r.sinceCompact++
-	if r.sinceCompact < r.opts.CompactEvery {
+	if r.sinceCompact < max(r.opts.CompactEvery, uint64(r.store.Len())) {
 		return
 	}
 	r.sinceCompact = 0

@@ -35,7 +35,8 @@ type Protocol interface {
 type Options struct {
 	// MaxBatch flushes a proposal batch early once it holds this many ops.
 	MaxBatch int
-	// CompactEvery compacts the raft log after this many applied entries,
+	// CompactEvery compacts the raft log after this many applied entries
+	// at least (more when the state holds more keys; see maybeCompact),
 	// keeping CompactKeep of them for followers that lag a little.
 	CompactEvery, CompactKeep uint64
 	Logger                    *slog.Logger
@@ -46,10 +47,10 @@ func (o *Options) defaults() {
 		o.MaxBatch = 256
 	}
 	if o.CompactEvery == 0 {
-		o.CompactEvery = 1 << 20
+		o.CompactEvery = 1 << 16
 	}
 	if o.CompactKeep == 0 {
-		o.CompactKeep = 1 << 16
+		o.CompactKeep = 1 << 14
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -115,8 +116,13 @@ func New(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 	}, nil
 }
 
-// SetProtocol plugs the protocol in.
-func (r *Replica) SetProtocol(p Protocol) { r.proto = p }
+// SetProtocol plugs the protocol in. A restarted replica's log may hold
+// entries it had appended but not applied before it stopped: the protocol
+// sees them appended, as if the replica had never stopped.
+func (r *Replica) SetProtocol(p Protocol) {
+	r.proto = p
+	r.eachUnapplied(p.Appended)
+}
 
 // restoreStore rebuilds the applied state a replica starts from: the last
 // snapshot, if the log was compacted (raft replays the rest).
@@ -324,8 +330,15 @@ func (r *Replica) Logged(id wire.OpID) bool {
 // noteLogged records, as a new leader, the unapplied operations its log
 // already holds. A leader's log only grows, so they stay logged.
 func (r *Replica) noteLogged() {
-	lo, hi := r.store.Applied()+1, r.log.LastIndex()+1
-	if lo < r.log.FirstIndex() || lo >= hi {
+	r.eachUnapplied(func(_ uint64, req *wire.Request) { r.logged[req.Op.ID] = struct{}{} })
+}
+
+// eachUnapplied hands fn every operation in the log after the applied state.
+func (r *Replica) eachUnapplied(fn func(index uint64, req *wire.Request)) {
+	// The applied state may predate the log's first entry: a new
+	// cluster's first snapshot holds no state.
+	lo, hi := max(r.store.Applied()+1, r.log.FirstIndex()), r.log.LastIndex()+1
+	if lo >= hi {
 		return
 	}
 	ents, err := r.log.Entries(lo, hi)
@@ -335,10 +348,17 @@ func (r *Replica) noteLogged() {
 	}
 	for _, e := range ents {
 		if len(e.GetData()) > 0 {
-			r.logged[r.decode(e.GetIndex(), e.GetData()).Op.ID] = struct{}{}
+			fn(e.GetIndex(), r.decode(e.GetIndex(), e.GetData()))
 		}
 	}
 }
+
+// AppliedIndex is the index of the last applied entry.
+func (r *Replica) AppliedIndex() uint64 { return r.store.Applied() }
+
+// Term returns the term of this replica's log entry at index, if the log
+// still holds it.
+func (r *Replica) Term(index uint64) (uint64, bool) { return r.log.Term(index) }
 
 // ForgetClient drops the routing of an operation's result.
 func (r *Replica) ForgetClient(id wire.OpID) { delete(r.clients, id) }

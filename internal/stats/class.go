@@ -24,6 +24,9 @@ const (
 // classes lists every class in report order.
 var classes = [numClasses]Class{StrongWrite, StrongRead, WeakWrite, WeakRead}
 
+// Classes returns every class in report order, indexed by its value.
+func Classes() []Class { return classes[:] }
+
 // ClassOf classifies an operation by its consistency level and kind.
 func ClassOf(level wire.Level, kind wire.OpKind) Class {
 	write := kind.IsWrite()

@@ -25,6 +25,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	r.writeClasses(&b)
 	r.writeClients(&b)
 	r.writeCPU(&b)
+	r.writeOverTime(&b)
+	r.writeFaults(&b)
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}

@@ -57,7 +57,19 @@ type Report struct {
 	CPU            []CPUUsage `json:"cpu,omitempty"`
 	CPUMicrosPerOp float64    `json:"cpu_micros_per_op"`
 
+	// OverTime is filled in by the runner when it could scrape the
+	// replicas' metrics during the run.
+	OverTime *OverTime `json:"over_time,omitempty"`
+
 	Notes []string `json:"notes,omitempty"`
+
+	// Faults are the faults a nemesis injected, in order, and FaultSites
+	// the client sites their unavailability is measured at.
+	Faults     []Fault  `json:"faults,omitempty"`
+	FaultSites []string `json:"fault_sites,omitempty"`
+	// Timeline is throughput over time per class, kept for runs with
+	// faults.
+	Timeline *Timeline `json:"timeline,omitempty"`
 }
 
 // ClientSummary is one client process's share of a run.

@@ -36,6 +36,10 @@ type Config struct {
 	Peers map[wire.NodeID]Peer
 	// Delay emulates wide-area latency on outgoing frames; nil disables it.
 	Delay *DelayModel
+	// Faults are the injected faults (blackholes, lossy or slow links) the
+	// transport obeys; nil gives it a rule set of its own, empty until set
+	// through Transport.Faults.
+	Faults *Faults
 	// FlushDelay is how long a connection's writer waits after waking to
 	// gather more frames into the same write, trading that much latency for
 	// fewer syscalls. Zero writes immediately.

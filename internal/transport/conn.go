@@ -20,8 +20,11 @@ type conn struct {
 	site uint32
 	// delayed says frames wait for a due time. It is false whenever the
 	// base delay to the remote site is zero, which keeps timers and clock
-	// reads off the common path.
+	// reads off the common path, until an injected fault delays a frame.
+	// Guarded by mu.
 	delayed bool
+	// traffic counts the bytes this connection writes and reads.
+	traffic *traffic
 
 	mu sync.Mutex
 	// buf[off:] holds the encoded frames not yet taken by the writer.
@@ -60,6 +63,7 @@ func (t *Transport) newConn(nc net.Conn, remote wire.NodeID, site uint32) *conn 
 		remote:     remote,
 		site:       site,
 		delayed:    t.cfg.Delay != nil && t.cfg.Delay.Base(t.cfg.Site, site) > 0,
+		traffic:    t.trafficOf(remote),
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		writerDone: make(chan struct{}),

@@ -70,8 +70,12 @@ func (d *DelayModel) Sample(from, to uint32) time.Duration {
 }
 
 // next returns the following splitmix64 output.
-func (d *DelayModel) next() uint64 {
-	z := d.state.Add(0x9e3779b97f4a7c15)
+func (d *DelayModel) next() uint64 { return splitmix64(&d.state) }
+
+// splitmix64 advances state and returns its next output: a generator safe
+// for concurrent senders without a lock.
+func splitmix64(state *atomic.Uint64) uint64 {
+	z := state.Add(0x9e3779b97f4a7c15)
 	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 	z = (z ^ z>>27) * 0x94d049bb133111eb
 	return z ^ z>>31

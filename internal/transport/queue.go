@@ -19,12 +19,40 @@ const retainCap = 4 << 20
 func (c *conn) send(m wire.Message) bool {
 	c.mu.Lock()
 	wasEmpty := c.emptyLocked()
-	ok := c.appendLocked(m, c.clock())
+	ok := c.appendLocked(m, c.clock(), 0)
 	c.mu.Unlock()
 	if ok && wasEmpty {
 		c.notify()
 	}
 	return ok
+}
+
+// sendDelayed queues one message to be written no earlier than extra past
+// its emulated delay. A connection that was not delayed becomes so for the
+// rest of its life: cheaper than switching back, and it happens only under
+// injected faults.
+func (c *conn) sendDelayed(m wire.Message, extra time.Duration) bool {
+	c.mu.Lock()
+	wasEmpty := c.emptyLocked()
+	if extra > 0 && !c.delayed {
+		c.startDelayingLocked()
+	}
+	ok := c.appendLocked(m, c.clock(), extra)
+	c.mu.Unlock()
+	if ok && wasEmpty {
+		c.notify()
+	}
+	return ok
+}
+
+// startDelayingLocked turns on due times; whatever is already queued is
+// due at once.
+func (c *conn) startDelayingLocked() {
+	c.delayed = true
+	if n := len(c.buf) - c.off; n > 0 {
+		c.marks = append(c.marks[:0], frameMark{size: n})
+		c.markOff = 0
+	}
 }
 
 // sendMatching queues, under one lock, every envelope addressed to to.
@@ -36,7 +64,7 @@ func (c *conn) sendMatching(envs []wire.Envelope, to wire.NodeID) (sent, dropped
 		if envs[i].To != to {
 			continue
 		}
-		if c.appendLocked(envs[i].Msg, now) {
+		if c.appendLocked(envs[i].Msg, now, 0) {
 			sent++
 		} else {
 			dropped++
@@ -64,14 +92,18 @@ func (c *conn) clock() time.Duration {
 // for the first of them.
 func (c *conn) emptyLocked() bool { return c.off == len(c.buf) }
 
-func (c *conn) appendLocked(m wire.Message, now time.Duration) bool {
+func (c *conn) appendLocked(m wire.Message, now, extra time.Duration) bool {
 	if c.closed || len(c.buf)-c.off >= maxPending {
 		return false
 	}
 	start := len(c.buf)
 	c.buf = wire.AppendFrame(c.buf, m)
 	if c.delayed {
-		due := max(c.lastDue, now+c.t.cfg.Delay.Sample(c.t.cfg.Site, c.site))
+		due := now + extra
+		if d := c.t.cfg.Delay; d != nil {
+			due += d.Sample(c.t.cfg.Site, c.site)
+		}
+		due = max(c.lastDue, due)
 		c.lastDue = due
 		c.marks = append(c.marks, frameMark{size: len(c.buf) - start, due: due})
 	}

@@ -29,6 +29,8 @@ type frameReader struct {
 	// big holds frames too large for the buffered reader, reused across
 	// frames up to retainCap.
 	big []byte
+	// size is the length of the last frame read, header included.
+	size int
 }
 
 func newFrameReader(nc net.Conn) *frameReader {
@@ -44,6 +46,7 @@ func (r *frameReader) next() (wire.Message, error) {
 	if err != nil {
 		return nil, &malformedError{err}
 	}
+	r.size = wire.FrameHeader + n
 	if n <= r.br.Size() {
 		return r.decodeBuffered(n)
 	}
@@ -119,7 +122,12 @@ func (c *conn) readLoop(r *frameReader) error {
 			// nothing the handler could use.
 			continue
 		}
+		if fs := c.t.faults.state(); fs != nil && fs.incoming(c.remote, c.site) {
+			c.t.stats.faulted.Add(1)
+			continue
+		}
 		c.t.stats.received.Add(1)
+		c.traffic.received.Add(uint64(r.size))
 		c.t.handler(c.remote, m)
 	}
 }

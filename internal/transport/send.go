@@ -12,6 +12,10 @@ import (
 // may reuse it. Send never waits for the network; without a connection to
 // to, the message is dropped.
 func (t *Transport) Send(to wire.NodeID, m wire.Message) {
+	if fs := t.faults.state(); fs != nil {
+		t.sendFaulty(fs, to, m)
+		return
+	}
 	c := t.route(to)
 	if c == nil || !c.send(m) {
 		t.drop(to, 1)
@@ -28,6 +32,12 @@ const maxGrouped = 16
 // their order; it takes each destination's lock once when the batch has few
 // destinations, as a replica's batches do.
 func (t *Transport) SendAll(envs []wire.Envelope) {
+	if fs := t.faults.state(); fs != nil {
+		for i := range envs {
+			t.sendFaulty(fs, envs[i].To, envs[i].Msg)
+		}
+		return
+	}
 	var dests [maxGrouped]wire.NodeID
 	n := 0
 	for i := range envs {
@@ -90,6 +100,27 @@ func (t *Transport) route(to wire.NodeID) *conn {
 	c := t.accepted[to]
 	t.routesMu.RUnlock()
 	return c
+}
+
+// sendFaulty sends one message under fault rules: it may be lost, or held
+// back longer than the link's emulated delay. Frames are still written in
+// the order they were sent.
+func (t *Transport) sendFaulty(fs *faultState, to wire.NodeID, m wire.Message) {
+	c := t.route(to)
+	if c == nil {
+		t.drop(to, 1)
+		return
+	}
+	lost, extra := fs.outgoing(to, c.site)
+	if lost {
+		t.stats.faulted.Add(1)
+		return
+	}
+	if !c.sendDelayed(m, extra) {
+		t.drop(to, 1)
+		return
+	}
+	t.stats.sent.Add(1)
 }
 
 func (t *Transport) drop(to wire.NodeID, n int) {

@@ -38,7 +38,13 @@ type Transport struct {
 	routesMu sync.RWMutex
 	accepted map[wire.NodeID]*conn // latest accepted connection per node
 
+	faults *Faults
+
 	stats counters
+	// traffic has one counter per configured peer, fixed at New;
+	// clientTraffic is shared by every other node.
+	traffic       map[wire.NodeID]*traffic
+	clientTraffic traffic
 }
 
 // Stats counts a transport's traffic since New.
@@ -47,10 +53,12 @@ type Stats struct {
 	Dropped  uint64 // messages dropped: no connection, or its queue full
 	Writes   uint64 // write calls on sockets
 	Received uint64 // messages delivered to the handler
+	// Faulted counts messages, sent or received, that a fault rule dropped.
+	Faulted uint64
 }
 
 type counters struct {
-	sent, dropped, writes, received atomic.Uint64
+	sent, dropped, writes, received, faulted atomic.Uint64
 }
 
 // New starts a transport: it listens if cfg.Listen is set and starts dialing
@@ -72,6 +80,17 @@ func New(cfg Config, h Handler) (*Transport, error) {
 		dialers:  make(map[wire.NodeID]*dialer, len(cfg.Peers)),
 		live:     make(map[net.Conn]struct{}),
 		accepted: make(map[wire.NodeID]*conn),
+		traffic:  make(map[wire.NodeID]*traffic, len(cfg.Peers)),
+		faults:   cfg.Faults,
+	}
+	if t.faults == nil {
+		t.faults = new(Faults)
+	}
+	// The maps are complete before any goroutine starts: accepted
+	// connections and dialers read them without a lock.
+	for id, p := range cfg.Peers {
+		t.dialers[id] = &dialer{t: t, id: id, peer: p}
+		t.traffic[id] = &traffic{}
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	if cfg.Listen != "" {
@@ -83,9 +102,6 @@ func New(cfg Config, h Handler) (*Transport, error) {
 		t.ln = ln
 		t.wg.Add(1)
 		go t.acceptLoop()
-	}
-	for id, p := range cfg.Peers {
-		t.dialers[id] = &dialer{t: t, id: id, peer: p}
 	}
 	for _, d := range t.dialers {
 		t.wg.Add(1)
@@ -117,8 +133,13 @@ func (t *Transport) Stats() Stats {
 		Dropped:  t.stats.dropped.Load(),
 		Writes:   t.stats.writes.Load(),
 		Received: t.stats.received.Load(),
+		Faulted:  t.stats.faulted.Load(),
 	}
 }
+
+// Faults returns the fault rules the transport obeys, for changing them
+// while it runs.
+func (t *Transport) Faults() *Faults { return t.faults }
 
 // Close stops listening and dialing, closes every connection and waits for
 // all of the transport's goroutines, including handlers in progress. Queued

@@ -8,13 +8,11 @@ func (c *conn) writeLoop() {
 	defer c.t.wg.Done()
 	defer close(c.writerDone)
 	// Timers exist only when needed: an undelayed connection without a
-	// flush delay wakes on notify alone.
+	// flush delay wakes on notify alone. The due timer is made on first
+	// need, since an injected delay can make a connection delayed while it
+	// runs.
 	var due, flush *time.Timer
 	var dueC <-chan time.Time
-	if c.delayed {
-		due = stoppedTimer()
-		dueC = due.C
-	}
 	if c.t.cfg.FlushDelay > 0 {
 		flush = stoppedTimer()
 	}
@@ -33,6 +31,10 @@ func (c *conn) writeLoop() {
 			return
 		}
 		if more {
+			if due == nil {
+				due = stoppedTimer()
+				dueC = due.C
+			}
 			due.Reset(next - c.t.now())
 		}
 	}
@@ -72,5 +74,6 @@ func (c *conn) write(batch []byte) bool {
 		return false
 	}
 	c.t.stats.writes.Add(1)
+	c.traffic.sent.Add(uint64(len(batch)))
 	return true
 }

@@ -263,6 +263,8 @@ func (r *Request) appendPayload(b []byte) []byte {
 	b = binary.AppendUvarint(b, r.AckedBelow)
 	b = binary.AppendUvarint(b, r.PrevWeak)
 	b = binary.AppendUvarint(b, r.MinApplied)
+	b = binary.AppendUvarint(b, r.SpecFloor.Term)
+	b = binary.AppendUvarint(b, r.SpecFloor.Index)
 	return append(b, byte(r.Flags))
 }
 
@@ -271,6 +273,8 @@ func (r *Request) decode(d *decoder) {
 	r.AckedBelow = d.uvarint()
 	r.PrevWeak = d.uvarint()
 	r.MinApplied = d.uvarint()
+	r.SpecFloor.Term = d.uvarint()
+	r.SpecFloor.Index = d.uvarint()
 	r.Flags = RequestFlags(d.byte())
 	if r.Flags&^knownRequestFlags != 0 {
 		// A flag this version does not know would be dropped silently, and

@@ -55,11 +55,12 @@ func FuzzDecode(f *testing.F) {
 func FuzzRoundTripRequest(f *testing.F) {
 	addSeeds(f, requestSeeds())
 	f.Fuzz(func(t *testing.T, session, seq uint64, level, kind byte, key uint64,
-		value []byte, ackedBelow, prevWeak, minApplied uint64, flags byte) {
+		value []byte, ackedBelow, prevWeak, minApplied, specTerm, specIndex uint64, flags byte) {
 		m := &Request{
 			Op: Op{ID: OpID{Session: session, Seq: seq}, Level: Level(level), Kind: OpKind(kind),
 				Key: key, Value: value},
-			AckedBelow: ackedBelow, PrevWeak: prevWeak, MinApplied: minApplied, Flags: RequestFlags(flags),
+			AckedBelow: ackedBelow, PrevWeak: prevWeak, MinApplied: minApplied,
+			SpecFloor: Position{Term: specTerm, Index: specIndex}, Flags: RequestFlags(flags),
 		}
 		checkRoundTrip(t, m, expectIf(Level(level) > Weak || OpKind(kind) > Put ||
 			RequestFlags(flags)&^knownRequestFlags != 0))
@@ -378,11 +379,11 @@ func requestSeeds() []fuzzSeed {
 		if r, ok := s.msg.(*Request); ok {
 			seeds = append(seeds, fuzzSeed{s.name, []any{r.Op.ID.Session, r.Op.ID.Seq,
 				byte(r.Op.Level), byte(r.Op.Kind), r.Op.Key, r.Op.Value, r.AckedBelow,
-				r.PrevWeak, r.MinApplied, byte(r.Flags)}})
+				r.PrevWeak, r.MinApplied, r.SpecFloor.Term, r.SpecFloor.Index, byte(r.Flags)}})
 		}
 	}
 	return append(seeds, fuzzSeed{"request-bad-level", []any{uint64(1), uint64(1), byte(2),
-		byte(0), uint64(0), []byte(nil), uint64(0), uint64(0), uint64(0), byte(0)}})
+		byte(0), uint64(0), []byte(nil), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), byte(0)}})
 }
 
 func replySeeds() []fuzzSeed {

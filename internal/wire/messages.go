@@ -93,11 +93,33 @@ type Request struct {
 	// PrevWeak is the sequence number of the session's previous weak write
 	// (0 when none), so the leader can log weak writes in session order.
 	PrevWeak uint64
-	// MinApplied is the highest slot the session has observed: a replica
-	// answers a weak read only from a state that has applied that far, so
-	// the read cannot miss anything in the session's causal past.
+	// MinApplied is the highest committed slot the session has observed: a
+	// replica answers a weak read only from a state that reflects the
+	// committed log up to it, so the read cannot miss anything in the
+	// session's causal past.
 	MinApplied uint64
-	Flags      RequestFlags
+	// SpecFloor is the newest speculative position the session observed (a
+	// fast-path reply's term and slot), which a replay may move: a replica
+	// serves the read once its log holds that very entry, which stands for
+	// the leader's log up to it (see the weakpath package).
+	SpecFloor Position
+	Flags     RequestFlags
+}
+
+// Position names a log entry by its index and the term that wrote it. Two
+// logs holding the same position hold the same entries up to it (raft's
+// log matching), committed or not.
+type Position struct {
+	Term, Index uint64
+}
+
+// IsZero reports whether p names no entry.
+func (p Position) IsZero() bool { return p == Position{} }
+
+// Less orders positions as raft orders a leader's entries: by term, then
+// by index.
+func (p Position) Less(q Position) bool {
+	return p.Term < q.Term || p.Term == q.Term && p.Index < q.Index
 }
 
 // ReplyKind says which step of a protocol a reply answers.

@@ -1,4 +1,4 @@
-package curpht
+package weakpath
 
 import (
 	"slices"
@@ -8,7 +8,7 @@ import (
 
 // Binding is the replica a client sends its weak reads to: the closest one,
 // until it stops answering. Then the client moves on to the next replica
-// (its cache keeps its sessions' reads monotonic across the move).
+// (the sessions' floors keep their reads monotonic across the move).
 type Binding struct {
 	replica wire.NodeID
 	misses  int

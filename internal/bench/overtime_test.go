@@ -1,0 +1,93 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/stats"
+)
+
+// replicaValues builds one replica's scraped values.
+func replicaValues(leader bool, term, commit, applied, changes, rssMB float64) map[string]float64 {
+	isLeader := 0.0
+	if leader {
+		isLeader = 1
+	}
+	return map[string]float64{
+		seriesIsLeader: isLeader, seriesTerm: term, seriesCommit: commit, seriesApplied: applied,
+		seriesLeaderChanges: changes, seriesRSS: rssMB * (1 << 20),
+	}
+}
+
+// TestSummarizeOverTime: 25 rounds over a 25 s run; replica 1 leads until
+// replica 2 takes over at 20 s, replica 3 falls further behind every second
+// and is not answering at 5 s.
+func TestSummarizeOverTime(t *testing.T) {
+	var rounds []round
+	perSecond := make([]float64, 25)
+	for s := range 25 {
+		sec := float64(s)
+		perSecond[s] = 100 * sec
+		commit := 1000 + 10*sec
+		l1, l2, changes, term := true, false, 1.0, 2.0
+		if s >= 20 {
+			l1, l2, changes, term = false, true, 2, 3
+		}
+		rd := round{Seconds: sec + 0.1, Values: map[uint64]map[string]float64{
+			1: replicaValues(l1, term, commit, commit, changes, 30),
+			2: replicaValues(l2, term, commit, commit-1, changes, 30+sec),
+		}}
+		if s == 5 {
+			rd.Errors = 1
+		} else {
+			// A replica applied ahead of the leader's commit when scraped
+			// (scrapes are not simultaneous) counts as no lag.
+			rd.Values[3] = replicaValues(false, term, commit, commit-sec+1, 0, 40)
+		}
+		rounds = append(rounds, rd)
+	}
+	o := summarizeOverTime(rounds, perSecond)
+	require.Equal(t, 10.0, o.IntervalSeconds)
+	require.Equal(t, 25, o.Scrapes)
+	require.Equal(t, 1, o.ScrapeErrors)
+	require.Len(t, o.Intervals, 3)
+
+	first := o.Intervals[0]
+	require.Equal(t, 0.0, first.FromSeconds)
+	require.Equal(t, 10.0, first.ToSeconds)
+	require.Equal(t, 450.0, first.Throughput, "mean of 0, 100, ... 900")
+	require.Equal(t, []stats.FollowerLag{{Replica: 2, P99: 1, Max: 1}, {Replica: 3, P99: 8, Max: 8}}, first.Lag)
+
+	last := o.Intervals[2]
+	require.Equal(t, 20.0, last.FromSeconds)
+	require.Equal(t, 25.0, last.ToSeconds)
+	require.Equal(t, 2200.0, last.Throughput)
+	// Replica 2 leads now: replica 1 follows, with nothing to apply.
+	require.Equal(t, []stats.FollowerLag{{Replica: 1, P99: 0, Max: 0}, {Replica: 3, P99: 23, Max: 23}}, last.Lag)
+
+	require.Equal(t, []stats.ReplicaMemory{
+		{Replica: 1, StartMB: 30, EndMB: 30},
+		{Replica: 2, StartMB: 30, EndMB: 54},
+		{Replica: 3, StartMB: 40, EndMB: 40},
+	}, o.Memory, "a 25 s run has no memory at two minutes")
+	require.Equal(t, uint64(1), o.LeaderChanges, "the first leader learned is not a change")
+	require.Equal(t, uint64(2), o.TermStart)
+	require.Equal(t, uint64(3), o.TermEnd)
+	require.Len(t, o.Series.Lag[3], 24)
+	require.Len(t, o.Series.RSSMB[2], 25)
+}
+
+func TestSummarizeOverTimeLongRun(t *testing.T) {
+	var rounds []round
+	for s := 0; s < 300; s += 2 {
+		rounds = append(rounds, round{Seconds: float64(s), Values: map[uint64]map[string]float64{
+			1: replicaValues(true, 2, 10, 10, 1, float64(s)),
+		}})
+	}
+	o := summarizeOverTime(rounds, make([]float64, 301))
+	require.Equal(t, 60.0, o.IntervalSeconds, "a row per minute past two minutes")
+	require.Len(t, o.Intervals, 6)
+	require.Equal(t, []stats.ReplicaMemory{{Replica: 1, StartMB: 0, Minute2MB: 120, Minute2Known: true, EndMB: 298}}, o.Memory)
+	require.Nil(t, summarizeOverTime(nil, nil))
+}

@@ -1,0 +1,60 @@
+package protocol
+
+import "github.com/hybridkv/hybridkv/internal/wire"
+
+// Metrics is a replica core's internal positions and sizes, for monitoring
+// a long run: where replication stands and how large the state a core keeps
+// in memory has grown. A core computes it on demand, on its own thread (the
+// driver asks between steps), and returns it by value, so reading it never
+// races the core and costs nothing between reads.
+type Metrics struct {
+	Status
+	// LeaderChanges counts the times this replica learned of a leader (a
+	// new one, or the same one again after an election), since it started.
+	LeaderChanges uint64
+	// LogFirst and LogLast bound the raft log entries held in memory
+	// (LogLast - LogFirst + 1 of them); compaction moves LogFirst up.
+	LogFirst, LogLast uint64
+	// Followers is, on the leader, each follower's replication progress;
+	// empty elsewhere.
+	Followers []FollowerProgress
+	// Batch counts operations gathered and not yet proposed.
+	Batch int
+	// InFlight counts operations this leader proposed and has not applied.
+	InFlight int
+	// AwaitingReply counts operations whose client is to be answered when
+	// they apply.
+	AwaitingReply int
+	// Keys is the number of keys in the applied state.
+	Keys int
+	// Sessions is the size of the session table (one entry per client
+	// session ever applied), Replies the results it keeps for duplicate
+	// detection.
+	Sessions, Replies int
+	// CURP holds what the CURP family adds; nil for other protocols.
+	CURP *CURPMetrics
+}
+
+// FollowerProgress is the leader's view of one follower.
+type FollowerProgress struct {
+	ID wire.NodeID
+	// Match is the highest log index known to be replicated on it.
+	Match uint64
+}
+
+// CURPMetrics are the sizes of a CURP replica's own structures.
+type CURPMetrics struct {
+	// WitnessRecords is the witness pool's size: records of unsynced
+	// operations on a follower, appended but unapplied ones on the leader.
+	WitnessRecords int
+	// Recovering says a new leader is replaying the witnesses' records;
+	// RecoveryWaiting counts the requests held until it is done.
+	Recovering      bool
+	RecoveryWaiting int
+	// HeldRequests counts requests a CURP-HO leader holds until the
+	// session's previous weak write is logged.
+	HeldRequests int
+	// ParkedReads counts weak reads waiting for the replica to reach their
+	// causal floor (CURP-HT and CURP-HO).
+	ParkedReads int
+}

@@ -1,0 +1,130 @@
+package stats
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// OverTime is how a run developed, interval by interval: the clients'
+// throughput and, from the replicas' metrics scraped once a second, how far
+// each follower's applied state trailed the leader's commit index, the
+// replicas' resident memory and the leader changes. A run that slows down
+// or grows shows it here rather than as a lower average.
+type OverTime struct {
+	IntervalSeconds float64    `json:"interval_seconds"`
+	Intervals       []Interval `json:"intervals"`
+	// Memory is each replica's resident set at the first scrape, near two
+	// minutes into the run (if it lasted that long) and at the last.
+	Memory []ReplicaMemory `json:"memory"`
+	// LeaderChanges counts the elections the replicas saw end during the
+	// run; TermStart and TermEnd are the highest terms at the first and
+	// the last scrape.
+	LeaderChanges uint64 `json:"leader_changes"`
+	TermStart     uint64 `json:"term_start"`
+	TermEnd       uint64 `json:"term_end"`
+	// Scrapes counts scrape rounds (one per second, every replica each);
+	// ScrapeErrors the single scrapes that failed (a replica down or too
+	// slow to answer).
+	Scrapes      int `json:"scrapes"`
+	ScrapeErrors int `json:"scrape_errors"`
+	// Series holds the per-second series the intervals summarise, for
+	// plots; the CSV written beside the report has every scraped value.
+	Series *Series `json:"-"`
+}
+
+// Interval is one stretch of a run, [From, To) seconds after its start.
+type Interval struct {
+	FromSeconds float64 `json:"from_seconds"`
+	ToSeconds   float64 `json:"to_seconds"`
+	// Throughput is the clients' completions per second.
+	Throughput float64 `json:"throughput"`
+	// Lag has one entry per replica that followed during the interval.
+	Lag []FollowerLag `json:"lag,omitempty"`
+}
+
+// FollowerLag summarises one follower's apply lag over an interval: the
+// leader's commit index minus the follower's applied index, in log entries,
+// at each scrape.
+type FollowerLag struct {
+	Replica uint64  `json:"replica"`
+	P99     float64 `json:"p99"`
+	Max     float64 `json:"max"`
+}
+
+// ReplicaMemory is one replica's resident set size at three points.
+type ReplicaMemory struct {
+	Replica uint64  `json:"replica"`
+	StartMB float64 `json:"start_mb"`
+	// Minute2MB is zero, and Minute2Known false, for a run shorter than
+	// two minutes.
+	Minute2MB    float64 `json:"minute2_mb"`
+	Minute2Known bool    `json:"minute2_known"`
+	EndMB        float64 `json:"end_mb"`
+}
+
+// Series is a run's per-second series, keyed by replica ID.
+type Series struct {
+	// Throughput is the clients' completions in each second of the run.
+	Throughput []float64
+	// Lag is each follower's apply lag at every scrape it followed in;
+	// RSSMB each replica's resident set at every scrape it answered.
+	Lag   map[uint64][]Point
+	RSSMB map[uint64][]Point
+}
+
+// Point is one sample: Seconds after the run's start, and its value.
+type Point struct {
+	Seconds, Value float64
+}
+
+// writeOverTime prints the over-time section: a row per interval with the
+// throughput and each follower's lag p99/max, then memory and elections.
+func (r *Report) writeOverTime(b *strings.Builder) {
+	o := r.OverTime
+	if o == nil || o.Scrapes == 0 {
+		return
+	}
+	fmt.Fprintf(b, "over time (per %g s, warm-up included; lag: leader's commit index minus the follower's applied index, entries)\n",
+		o.IntervalSeconds)
+	var followers []uint64
+	for _, in := range o.Intervals {
+		for _, l := range in.Lag {
+			if !slices.Contains(followers, l.Replica) {
+				followers = append(followers, l.Replica)
+			}
+		}
+	}
+	slices.Sort(followers)
+	tw := newTable(b)
+	fmt.Fprintf(tw, "%-9s\tops/s\t", "seconds")
+	for _, id := range followers {
+		fmt.Fprintf(tw, "r%d lag p99/max\t", id)
+	}
+	fmt.Fprintln(tw)
+	for _, in := range o.Intervals {
+		fmt.Fprintf(tw, "%-9s\t%.0f\t", fmt.Sprintf("%g-%g", in.FromSeconds, in.ToSeconds), in.Throughput)
+		for _, id := range followers {
+			cell := "-"
+			for _, l := range in.Lag {
+				if l.Replica == id {
+					cell = fmt.Sprintf("%.0f/%.0f", l.P99, l.Max)
+				}
+			}
+			fmt.Fprintf(tw, "%s\t", cell)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	parts := make([]string, len(o.Memory))
+	for i, m := range o.Memory {
+		min2 := "-"
+		if m.Minute2Known {
+			min2 = fmt.Sprintf("%.0f", m.Minute2MB)
+		}
+		parts[i] = fmt.Sprintf("r%d %.0f / %s / %.0f", m.Replica, m.StartMB, min2, m.EndMB)
+	}
+	fmt.Fprintf(b, "rss MB (start / 2 min / end): %s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(b, "leader changes: %d (term %d -> %d); %d scrape rounds, %d failed scrapes\n",
+		o.LeaderChanges, o.TermStart, o.TermEnd, o.Scrapes, o.ScrapeErrors)
+}

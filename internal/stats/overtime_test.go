@@ -1,0 +1,48 @@
+package stats
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func sampleOverTime() *OverTime {
+	return &OverTime{
+		IntervalSeconds: 10,
+		Intervals: []Interval{
+			{FromSeconds: 0, ToSeconds: 10, Throughput: 1234.4,
+				Lag: []FollowerLag{{Replica: 3, P99: 40, Max: 41}, {Replica: 2, P99: 12, Max: 13}}},
+			{FromSeconds: 10, ToSeconds: 15, Throughput: 99.6, Lag: []FollowerLag{{Replica: 1, P99: 0, Max: 0}}},
+		},
+		Memory: []ReplicaMemory{
+			{Replica: 1, StartMB: 34, EndMB: 120.4},
+			{Replica: 2, StartMB: 33, Minute2MB: 80, Minute2Known: true, EndMB: 500},
+		},
+		LeaderChanges: 1, TermStart: 2, TermEnd: 3, Scrapes: 15, ScrapeErrors: 2,
+	}
+}
+
+func TestWriteOverTime(t *testing.T) {
+	r := sampleReport()
+	r.OverTime = sampleOverTime()
+	var b bytes.Buffer
+	require.NoError(t, r.WriteTable(&b))
+	out := b.String()
+	i := strings.Index(out, "over time")
+	require.Positive(t, i, "the section follows the cpu line:\n%s", out)
+	lines := strings.Split(strings.TrimSpace(out[i:]), "\n")
+	require.Equal(t, "over time (per 10 s, warm-up included; lag: leader's commit index minus the follower's applied index, entries)", lines[0])
+	require.Regexp(t, `^  seconds\s+ops/s\s+r1 lag p99/max\s+r2 lag p99/max\s+r3 lag p99/max$`, lines[1],
+		"a column per replica that followed at any time, in ID order")
+	require.Regexp(t, `^  0-10\s+1234\s+-\s+12/13\s+40/41$`, lines[2])
+	require.Regexp(t, `^  10-15\s+100\s+0/0\s+-\s+-$`, lines[3])
+	require.Equal(t, "rss MB (start / 2 min / end): r1 34 / - / 120, r2 33 / 80 / 500", lines[4])
+	require.Equal(t, "leader changes: 1 (term 2 -> 3); 15 scrape rounds, 2 failed scrapes", lines[5])
+	require.True(t, strings.HasPrefix(lines[6], "note: "), "notes come last")
+
+	var plain bytes.Buffer
+	require.NoError(t, sampleReport().WriteTable(&plain))
+	require.NotContains(t, plain.String(), "over time", "no section without scrapes")
+}

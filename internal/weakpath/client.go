@@ -1,0 +1,37 @@
+package weakpath
+
+import (
+	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Escalate sends a weak read whose speculative floor was lost down the
+// strong path. A linearizable read reflects every operation that completed
+// before it, so the session's causal past too, and its result gives the
+// session a floor that every replica's log can reach. It happens only after
+// a leader lost operations it had completed on the fast path.
+func Escalate(c *curp.Client, p *curp.Pending) {
+	p.Req.Op.Level = wire.Strong
+	p.Req.MinApplied, p.Req.SpecFloor = 0, wire.Position{}
+	p.Req.Flags &^= wire.FlagReplyWanted | wire.FlagRetry
+	p.Targets = c.Replicas()
+	for _, to := range p.Targets {
+		c.Send(to, &p.Req)
+	}
+}
+
+// ObserveCompletion raises the session's floor to what a completed
+// operation observed: a fast-path result, the leader's speculative
+// position; a write or strong operation that went through the log, its
+// committed slot. A weak read's floor comes with its reply (ObserveState).
+func (f Floors) ObserveCompletion(p *curp.Pending, done *protocol.Completion) {
+	op := &p.Req.Op
+	switch {
+	case done.Path == protocol.PathFast:
+		f.ObserveSpeculative(op.ID.Session, wire.Position{Term: p.Spec.Term, Index: done.Slot})
+	case done.Path == protocol.PathWeak && !op.Kind.IsWrite():
+	case done.Slot > 0:
+		f.ObserveCommitted(op.ID, done.Slot)
+	}
+}

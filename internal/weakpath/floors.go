@@ -1,0 +1,75 @@
+package weakpath
+
+import "github.com/hybridkv/hybridkv/internal/wire"
+
+// Floor is what one session has observed of the log; a weak read of the
+// session must come from a state that reflects it.
+type Floor struct {
+	// Committed is the highest committed slot observed: strong results
+	// that went through the log, committed weak writes, the applied index
+	// of the states weak reads came from.
+	Committed uint64
+	// Spec is the newest speculative position observed (a fast-path
+	// result), zero when none is outstanding.
+	Spec wire.Position
+	// specCover is the highest sequence number the session had issued when
+	// Spec was observed: an operation numbered above it was invoked after,
+	// so once it commits its slot covers Spec.
+	specCover uint64
+	// issued is the highest sequence number the session has issued.
+	issued uint64
+}
+
+// Floors holds every session's floor.
+type Floors map[uint64]*Floor
+
+func (f Floors) of(session uint64) *Floor {
+	fl := f[session]
+	if fl == nil {
+		fl = &Floor{}
+		f[session] = fl
+	}
+	return fl
+}
+
+// Issued notes a new operation of the session, before it is sent.
+func (f Floors) Issued(id wire.OpID) {
+	fl := f.of(id.Session)
+	fl.issued = max(fl.issued, id.Seq)
+}
+
+// ObserveState raises the session's committed floor to the applied index of
+// a state a weak read came from.
+func (f Floors) ObserveState(session, applied uint64) {
+	fl := f.of(session)
+	fl.Committed = max(fl.Committed, applied)
+}
+
+// ObserveCommitted notes that operation id of the session committed at
+// slot. An operation invoked after the outstanding speculative position was
+// observed is logged after everything that position stands for (a new
+// leader replays the old one's fast-path operations before it logs anything
+// new), so its slot then covers the position, which is dropped.
+func (f Floors) ObserveCommitted(id wire.OpID, slot uint64) {
+	fl := f.of(id.Session)
+	fl.Committed = max(fl.Committed, slot)
+	if id.Seq > fl.specCover {
+		fl.Spec = wire.Position{}
+	}
+}
+
+// ObserveSpeculative notes a fast-path result at pos. Positions of a later
+// term come later: its leader logged every fast-path operation of earlier
+// terms before anything of its own.
+func (f Floors) ObserveSpeculative(session uint64, pos wire.Position) {
+	fl := f.of(session)
+	if fl.Spec.Less(pos) {
+		fl.Spec, fl.specCover = pos, fl.issued
+	}
+}
+
+// Stamp sets the session's floor on a weak read.
+func (f Floors) Stamp(req *wire.Request) {
+	fl := f.of(req.Op.ID.Session)
+	req.MinApplied, req.SpecFloor = fl.Committed, fl.Spec
+}

@@ -1,0 +1,56 @@
+package weakpath
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+func stamped(f Floors, session uint64) wire.Request {
+	req := wire.Request{Op: wire.Op{ID: wire.OpID{Session: session}}}
+	f.Stamp(&req)
+	return req
+}
+
+func TestFloorsKeepTheNewestSpeculativePosition(t *testing.T) {
+	f := make(Floors)
+	f.ObserveSpeculative(1, wire.Position{Term: 2, Index: 50})
+	f.ObserveSpeculative(1, wire.Position{Term: 2, Index: 40})
+	require.Equal(t, wire.Position{Term: 2, Index: 50}, stamped(f, 1).SpecFloor)
+	// A later term comes later, whatever its index.
+	f.ObserveSpeculative(1, wire.Position{Term: 3, Index: 45})
+	require.Equal(t, wire.Position{Term: 3, Index: 45}, stamped(f, 1).SpecFloor)
+	require.Zero(t, stamped(f, 2).SpecFloor, "sessions have their own floors")
+}
+
+func TestCommitOfALaterOperationCoversTheSpeculation(t *testing.T) {
+	f := make(Floors)
+	for seq := uint64(1); seq <= 3; seq++ {
+		f.Issued(wire.OpID{Session: 1, Seq: seq})
+	}
+	f.ObserveSpeculative(1, wire.Position{Term: 2, Index: 50})
+	// Operation 3 was issued before the speculation was observed: its
+	// commit says nothing of where the speculated operation ends up.
+	f.ObserveCommitted(wire.OpID{Session: 1, Seq: 3}, 60)
+	req := stamped(f, 1)
+	require.Equal(t, uint64(60), req.MinApplied)
+	require.Equal(t, wire.Position{Term: 2, Index: 50}, req.SpecFloor)
+	f.Issued(wire.OpID{Session: 1, Seq: 4})
+	f.ObserveCommitted(wire.OpID{Session: 1, Seq: 4}, 70)
+	req = stamped(f, 1)
+	require.Equal(t, uint64(70), req.MinApplied)
+	require.Zero(t, req.SpecFloor)
+}
+
+func TestReadStatesRaiseOnlyTheCommittedFloor(t *testing.T) {
+	f := make(Floors)
+	f.Issued(wire.OpID{Session: 1, Seq: 1})
+	f.ObserveSpeculative(1, wire.Position{Term: 2, Index: 50})
+	f.ObserveState(1, 40)
+	f.ObserveState(1, 30)
+	req := stamped(f, 1)
+	require.Equal(t, uint64(40), req.MinApplied)
+	require.Equal(t, wire.Position{Term: 2, Index: 50}, req.SpecFloor)
+}

@@ -1,0 +1,184 @@
+package weakpath
+
+import (
+	"slices"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Log is what the read gate asks of its replica's log.
+type Log interface {
+	// AppliedIndex is the index of the last applied entry.
+	AppliedIndex() uint64
+	// Committed is the highest index known committed.
+	Committed() uint64
+	// Term is the term of the entry at index, if the log holds it.
+	Term(index uint64) (uint64, bool)
+}
+
+// Verdict is what a replica may do with a weak read now.
+type Verdict uint8
+
+const (
+	// Wait: the replica does not reflect the read's floor yet.
+	Wait Verdict = iota
+	// Serve: the applied value of the read's key is at least as new as
+	// every write to it in the session's causal past.
+	Serve
+	// Lost: another entry was committed where the session's speculative
+	// position stood; the operation was replayed elsewhere and only the
+	// leader can tell where (see Escalate).
+	Lost
+)
+
+// Reads gates weak reads on their floor (Request.MinApplied and
+// Request.SpecFloor) and holds, in arrival order, those that must wait.
+//
+// A read may be served once the applied state reached the floor, or
+// earlier once the log reaches it with no write to the read's key between
+// the applied state and the floor: the applied value is then the value as
+// of the floor. For the committed floor "the log reaches it" means the
+// commit index does (an uncommitted suffix may yet be replaced); for the
+// speculative position it means the log holds that very entry.
+type Reads struct {
+	// lastAppended is the highest index seen appended.
+	lastAppended uint64
+	// writes holds, per key, the indexes of logged writes not yet applied.
+	writes map[uint64][]uint64
+	parked []parkedRead
+}
+
+type parkedRead struct {
+	from wire.NodeID
+	req  *wire.Request
+}
+
+// NewReads returns an empty gate.
+func NewReads() *Reads { return &Reads{writes: make(map[uint64][]uint64)} }
+
+// Appended notes an entry added to the log. An index at or below the last
+// one means a new leader replaced the log's tail: the replaced writes go.
+func (t *Reads) Appended(index uint64, op *wire.Op) {
+	if index <= t.lastAppended {
+		for k, slots := range t.writes {
+			if i := slices.IndexFunc(slots, func(s uint64) bool { return s >= index }); i >= 0 {
+				t.writes[k] = slots[:i]
+			}
+		}
+	}
+	t.lastAppended = index
+	if op.Kind.IsWrite() {
+		t.writes[op.Key] = append(t.writes[op.Key], index)
+	}
+}
+
+// Applied notes an applied entry.
+func (t *Reads) Applied(index uint64, op *wire.Op) {
+	if !op.Kind.IsWrite() {
+		return
+	}
+	slots := t.writes[op.Key]
+	if i := slices.Index(slots, index); i >= 0 {
+		slots = slices.Delete(slots, i, i+1)
+	}
+	if len(slots) == 0 {
+		delete(t.writes, op.Key)
+	} else {
+		t.writes[op.Key] = slots
+	}
+}
+
+// Check says what may be done with req now.
+func (t *Reads) Check(log Log, req *wire.Request) Verdict {
+	applied := log.AppliedIndex()
+	key := req.Op.Key
+	if c := req.MinApplied; c > applied && (log.Committed() < c || !t.seen(c) || t.writeBetween(key, applied, c)) {
+		return Wait
+	}
+	spec := req.SpecFloor
+	switch {
+	case spec.IsZero():
+		return Serve
+	case t.holds(log, spec):
+		if t.writeBetween(key, applied, spec.Index) {
+			return Wait
+		}
+		return Serve
+	case spec.Index <= log.Committed() && t.seen(spec.Index):
+		// Committed with another term, or compacted past knowing: the
+		// speculation is not what the log holds there.
+		return Lost
+	}
+	return Wait
+}
+
+// holds reports whether the log holds the entry at pos, and the gate has
+// seen it appended (the log may hold entries a step has yet to report).
+func (t *Reads) holds(log Log, pos wire.Position) bool {
+	term, ok := log.Term(pos.Index)
+	return ok && term == pos.Term && t.seen(pos.Index)
+}
+
+// seen reports whether the gate has seen the log up to index appended.
+func (t *Reads) seen(index uint64) bool { return index <= t.lastAppended }
+
+// writeBetween reports whether a logged, unapplied write to key lies in
+// (lo, hi].
+func (t *Reads) writeBetween(key, lo, hi uint64) bool {
+	for _, s := range t.writes[key] {
+		if s > lo && s <= hi {
+			return true
+		}
+	}
+	return false
+}
+
+// Serve hands req to answer with a verdict other than Wait now if it has
+// one, else parks it.
+func (t *Reads) Serve(log Log, from wire.NodeID, req *wire.Request, answer func(wire.NodeID, *wire.Request, Verdict)) {
+	if v := t.Check(log, req); v != Wait {
+		answer(from, req, v)
+		return
+	}
+	if !slices.ContainsFunc(t.parked, func(r parkedRead) bool { return r.req.Op.ID == req.Op.ID }) {
+		t.parked = append(t.parked, parkedRead{from, req})
+	}
+}
+
+// Parked counts the reads waiting for their floor.
+func (t *Reads) Parked() int { return len(t.parked) }
+
+// Release hands answer, in arrival order, the parked reads that no longer
+// wait.
+func (t *Reads) Release(log Log, answer func(wire.NodeID, *wire.Request, Verdict)) {
+	if len(t.parked) == 0 {
+		return
+	}
+	type decided struct {
+		parkedRead
+		v Verdict
+	}
+	var ready []decided
+	kept := t.parked[:0]
+	for _, r := range t.parked {
+		if v := t.Check(log, r.req); v != Wait {
+			ready = append(ready, decided{r, v})
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	clear(t.parked[len(kept):])
+	t.parked = kept
+	for _, r := range ready {
+		answer(r.from, r.req, r.v)
+	}
+}
+
+// LostReply tells a client its weak read's speculative floor was replayed
+// elsewhere.
+func LostReply(id wire.OpID) *wire.Reply {
+	return &wire.Reply{Kind: wire.ReplyWeak, ID: id, Ok: false}
+}
+
+// IsLost reports whether rep is a LostReply.
+func IsLost(rep *wire.Reply) bool { return rep.Kind == wire.ReplyWeak && !rep.Ok }

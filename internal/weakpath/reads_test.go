@@ -1,0 +1,132 @@
+package weakpath
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// fakeLog is a log whose entries have the given terms (index i at
+// terms[i-1]), committed and applied up to the given indexes.
+type fakeLog struct {
+	terms              []uint64
+	committed, applied uint64
+}
+
+func (l *fakeLog) AppliedIndex() uint64 { return l.applied }
+func (l *fakeLog) Committed() uint64    { return l.committed }
+func (l *fakeLog) Term(i uint64) (uint64, bool) {
+	if i == 0 || i > uint64(len(l.terms)) {
+		return 0, false
+	}
+	return l.terms[i-1], true
+}
+
+func read(key uint64, committed uint64, spec wire.Position) *wire.Request {
+	return &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 9, Seq: 1}, Kind: wire.Get, Key: key},
+		MinApplied: committed, SpecFloor: spec}
+}
+
+// appendAll reports every entry of l appended: a write to key 1 at the
+// indexes in writes, reads of key 2 elsewhere.
+func appendAll(t *Reads, l *fakeLog, writes ...uint64) {
+	for i := range uint64(len(l.terms)) {
+		op := wire.Op{Kind: wire.Get, Key: 2}
+		for _, w := range writes {
+			if w == i+1 {
+				op = wire.Op{Kind: wire.Put, Key: 1}
+			}
+		}
+		t.Appended(i+1, &op)
+	}
+}
+
+func TestCommittedFloorNeedsTheCommitIndex(t *testing.T) {
+	l := &fakeLog{terms: []uint64{1, 1, 1, 1, 1}, committed: 2, applied: 2}
+	g := NewReads()
+	appendAll(g, l)
+	// The log reaches 4 with no write to the key after 2, but 3 and 4 are
+	// not committed: a new leader may replace them with a write.
+	require.Equal(t, Wait, g.Check(l, read(1, 4, wire.Position{})))
+	l.committed = 4
+	require.Equal(t, Serve, g.Check(l, read(1, 4, wire.Position{})))
+}
+
+func TestCommittedFloorWaitsForWritesToTheKey(t *testing.T) {
+	l := &fakeLog{terms: []uint64{1, 1, 1, 1}, committed: 4, applied: 2}
+	g := NewReads()
+	appendAll(g, l, 3)
+	require.Equal(t, Wait, g.Check(l, read(1, 4, wire.Position{})), "a write to the key at 3 is not applied")
+	require.Equal(t, Serve, g.Check(l, read(2, 4, wire.Position{})), "no write to key 2 before 4")
+	g.Applied(3, &wire.Op{Kind: wire.Put, Key: 1})
+	l.applied = 3
+	require.Equal(t, Serve, g.Check(l, read(1, 4, wire.Position{})))
+}
+
+func TestSpeculativeFloorNeedsThatVeryEntry(t *testing.T) {
+	l := &fakeLog{terms: []uint64{1, 1, 2, 2}, committed: 2, applied: 2}
+	g := NewReads()
+	appendAll(g, l)
+	// The session saw a fast-path result at index 4 of term 3; this log's
+	// index 4 is term 2's, uncommitted: wait for the log to settle.
+	require.Equal(t, Wait, g.Check(l, read(1, 0, wire.Position{Term: 3, Index: 4})))
+	require.Equal(t, Serve, g.Check(l, read(1, 0, wire.Position{Term: 2, Index: 4})))
+	// Index 4 committed with term 2: term 3's speculation at 4 was replayed
+	// elsewhere.
+	l.committed = 4
+	require.Equal(t, Lost, g.Check(l, read(1, 0, wire.Position{Term: 3, Index: 4})))
+}
+
+func TestSpeculativeFloorWaitsForWritesBeforeIt(t *testing.T) {
+	l := &fakeLog{terms: []uint64{1, 1, 2, 2}, committed: 2, applied: 2}
+	g := NewReads()
+	appendAll(g, l, 4)
+	require.Equal(t, Wait, g.Check(l, read(1, 0, wire.Position{Term: 2, Index: 4})))
+	require.Equal(t, Serve, g.Check(l, read(2, 0, wire.Position{Term: 2, Index: 4})))
+}
+
+func TestEntriesNotYetReportedDoNotCount(t *testing.T) {
+	// The log already holds 3 and 4 (raft stored them) but the gate has
+	// seen only up to 2: a write at 4 it has not heard of may be there.
+	l := &fakeLog{terms: []uint64{1, 1, 1, 1}, committed: 4, applied: 2}
+	g := NewReads()
+	for i := uint64(1); i <= 2; i++ {
+		g.Appended(i, &wire.Op{Kind: wire.Get, Key: 2})
+	}
+	require.Equal(t, Wait, g.Check(l, read(1, 0, wire.Position{Term: 1, Index: 4})))
+	require.Equal(t, Wait, g.Check(l, read(1, 4, wire.Position{})))
+	require.Equal(t, Wait, g.Check(l, read(1, 0, wire.Position{Term: 2, Index: 4})), "not lost before it is seen")
+}
+
+func TestReplacedTailDropsItsWrites(t *testing.T) {
+	l := &fakeLog{terms: []uint64{1, 1, 1}, committed: 1, applied: 1}
+	g := NewReads()
+	appendAll(g, l, 3)
+	// A new leader replaces index 3 (a write) with a read of key 2.
+	l.terms[2] = 2
+	g.Appended(3, &wire.Op{Kind: wire.Get, Key: 2})
+	require.Equal(t, Serve, g.Check(l, read(1, 0, wire.Position{Term: 2, Index: 3})))
+}
+
+func TestReleaseAnswersInArrivalOrder(t *testing.T) {
+	l := &fakeLog{terms: []uint64{1, 1, 1}, committed: 1, applied: 1}
+	g := NewReads()
+	appendAll(g, l, 2)
+	var got []uint64
+	answer := func(_ wire.NodeID, req *wire.Request, v Verdict) {
+		require.Equal(t, Serve, v)
+		got = append(got, req.Op.ID.Seq)
+	}
+	for seq := uint64(1); seq <= 3; seq++ {
+		r := read(1, 0, wire.Position{Term: 1, Index: 3})
+		r.Op.ID.Seq = seq
+		g.Serve(l, 1, r, answer)
+	}
+	require.Empty(t, got)
+	g.Applied(2, &wire.Op{Kind: wire.Put, Key: 1})
+	l.applied, l.committed = 2, 2
+	g.Release(l, answer)
+	require.Equal(t, []uint64{1, 2, 3}, got)
+}
