@@ -382,3 +382,17 @@ func TestWeakReadsDoNotTrustSpeculativeSlots(t *testing.T) {
 		})
 	}
 }
+
+// TestHOReplayKeepsSessionOrder replays the checked-faults seed that found
+// it (CURP-HO, N = 5, seed 1374): a deposed leader completed a session's
+// strong read on the fast path after the session's weak write; the new
+// leader's replay, ordered by arrival at the witnesses alone, put a weak
+// write of that session seen late (17) after its successors (19–23), which
+// then waited for it while another session's strong write, invoked after
+// the read completed, was logged first (W4, W5, S1). Replay now keeps each
+// session's order.
+func TestHOReplayKeepsSessionOrder(t *testing.T) {
+	res := checkedRun(t, "curp-ho", 5, 1374, mutation{faults: true})
+	require.NoError(t, res.Err)
+	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+}
