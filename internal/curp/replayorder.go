@@ -1,9 +1,6 @@
 package curp
 
 import (
-	"cmp"
-	"slices"
-
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
@@ -11,18 +8,17 @@ import (
 // replayOrder picks the operations at least threshold witnesses recorded
 // and orders them for the replay.
 //
-// Two kinds of order constrain it. A session's operations go in the order
-// the session issued them (by sequence number), always: a hybrid protocol
-// logs an operation only after the session's previous weak write, so a
-// replay that put a later operation first would have it held back while
-// other sessions' operations, replayed after it, overtake it — and one of
-// those may have been invoked after it completed. Across sessions,
-// operations go in the order the witnesses saw them arrive: an operation
-// that any witness recorded before another comes first, so an operation
-// invoked after another completed is not replayed before it. Where
-// witnesses disagree (concurrent operations that reached them in different
-// orders) the first witness to decide wins, and session order wins over
-// any witness.
+// Two kinds of order constrain it. An operation goes after its session's
+// previous weak write (Request.PrevWeak), always: a hybrid protocol logs an
+// operation only after that write, so a replay that put it first would have
+// it held back while other sessions' operations, replayed after it,
+// overtook it — and one of those may have been invoked after it completed.
+// Otherwise operations go in the order the witnesses saw them arrive: an
+// operation that any witness recorded before another comes first, so an
+// operation invoked after another completed is not replayed before it.
+// Where witnesses disagree (concurrent operations that reached them in
+// different orders) the first witness to decide wins, and the previous-weak
+// order wins over any witness.
 func replayOrder(lists [][]witness.Entry, threshold int) []witness.Entry {
 	g := newReplayGraph(lists, threshold)
 	g.sessionOrder()
@@ -69,22 +65,25 @@ func newReplayGraph(lists [][]witness.Entry, threshold int) *replayGraph {
 	return g
 }
 
-// sessionOrder draws an edge from each operation to its session's next
-// chosen one.
+// sessionOrder draws an edge to each operation from the session's previous
+// weak write, when both are chosen: what a hybrid protocol's leader waits
+// for before it logs an operation (see Request.PrevWeak). Nothing else in a
+// session is ordered this way: operations a session had in flight together
+// are concurrent, and arrival order decides between them as between
+// sessions.
 func (g *replayGraph) sessionOrder() {
-	bySession := make(map[uint64][]int)
-	for i, e := range g.all {
-		bySession[e.Op.ID.Session] = append(bySession[e.Op.ID.Session], i)
-	}
-	for _, ops := range bySession {
-		slices.SortFunc(ops, func(a, b int) int { return cmp.Compare(g.all[a].Op.ID.Seq, g.all[b].Op.ID.Seq) })
-		for k := 1; k < len(ops); k++ {
-			a, b := ops[k-1], ops[k]
-			g.drawn[[2]int{a, b}] = true
-			g.hardAfter[a] = append(g.hardAfter[a], b)
-			g.before[b]++
-			g.hardBefore[b]++
+	for b, e := range g.all {
+		if e.PrevWeak == 0 {
+			continue
 		}
+		a, ok := g.index[wire.OpID{Session: e.Op.ID.Session, Seq: e.PrevWeak}]
+		if !ok {
+			continue
+		}
+		g.drawn[[2]int{a, b}] = true
+		g.hardAfter[a] = append(g.hardAfter[a], b)
+		g.before[b]++
+		g.hardBefore[b]++
 	}
 }
 
@@ -108,15 +107,16 @@ func (g *replayGraph) arrivalOrder(list []witness.Entry) {
 
 // sort takes, each time, the earliest-seen operation nothing pending must
 // precede. Witnesses that disagree further apart leave a cycle; it is broken
-// at the earliest-seen operation whose session predecessors are all taken,
-// which always exists because session order has no cycle.
+// at an operation whose previous weak write is taken (see leastContested),
+// which always exists because those edges have no cycle (each points to a
+// higher sequence number of the same session).
 func (g *replayGraph) sort() []witness.Entry {
 	out := make([]witness.Entry, 0, len(g.all))
 	done := make([]bool, len(g.all))
 	for len(out) < len(g.all) {
-		pick := g.first(done, g.before)
+		pick := g.first(done)
 		if pick < 0 {
-			pick = g.first(done, g.hardBefore)
+			pick = g.leastContested(done)
 		}
 		done[pick] = true
 		out = append(out, g.all[pick])
@@ -131,13 +131,27 @@ func (g *replayGraph) sort() []witness.Entry {
 	return out
 }
 
-// first returns the earliest-seen operation not done with no pending edge
-// counted in waiting, or -1.
-func (g *replayGraph) first(done []bool, waiting []int) int {
+// first returns the earliest-seen operation not done that no pending edge
+// must precede, or -1.
+func (g *replayGraph) first(done []bool) int {
 	for i := range g.all {
-		if !done[i] && waiting[i] == 0 {
+		if !done[i] && g.before[i] == 0 {
 			return i
 		}
 	}
 	return -1
+}
+
+// leastContested breaks a cycle: of the operations whose previous weak
+// write is taken, the one fewest pending witness orders still put after
+// something (the earliest-seen of those), so the replay overrides as few
+// witnesses as it can.
+func (g *replayGraph) leastContested(done []bool) int {
+	pick := -1
+	for i := range g.all {
+		if !done[i] && g.hardBefore[i] == 0 && (pick < 0 || g.before[i] < g.before[pick]) {
+			pick = i
+		}
+	}
+	return pick
 }

@@ -15,6 +15,9 @@ import (
 // operations waiting for their session's previous weak write to be logged.
 type Replica struct {
 	held map[wire.OpID][]heldRequest // keyed by the weak write they wait for
+	// awaitingWrites are weak reads waiting for their session's earlier
+	// weak writes to arrive (see sessionWritesHere).
+	awaitingWrites []heldRequest
 	// reads answers weak reads once the replica reflects their floor.
 	reads *weakpath.Reads
 }
@@ -37,11 +40,12 @@ func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	op := &req.Op
 	if !op.Kind.IsWrite() {
 		if req.Flags&wire.FlagReplyWanted != 0 {
-			x.reads.Serve(r, from, req, answerer(r))
+			x.serveRead(r, from, req)
 		}
 		return
 	}
 	r.Pool().Add(op, req.PrevWeak)
+	x.releaseReads(r)
 	if req.Flags&wire.FlagReplyWanted != 0 {
 		r.Reply(from, &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true})
 	}
@@ -141,9 +145,16 @@ func isWeakWrite(rec *witness.Record) bool {
 // what waited for an operation a previous leader logged.
 func (x *Replica) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kvstore.Result) {
 	x.reads.Applied(index, &req.Op)
+	x.releaseReads(r)
 	x.reads.Release(r, answerer(r))
+	if !r.IsLeader() {
+		// Only a leader holds requests; a deposed one's clients retry
+		// with the new leader.
+		clear(x.held)
+		return
+	}
 	waiting, ok := x.held[req.Op.ID]
-	if !ok || !r.IsLeader() {
+	if !ok {
 		return
 	}
 	delete(x.held, req.Op.ID)
@@ -170,7 +181,7 @@ func (x *Replica) Appended(r *curp.Replica, index uint64, req *wire.Request) {
 
 // Metrics implements curp.Extension.
 func (x *Replica) Metrics(m *protocol.CURPMetrics) {
-	m.ParkedReads = x.reads.Parked()
+	m.ParkedReads = x.reads.Parked() + len(x.awaitingWrites)
 	for _, hs := range x.held {
 		m.HeldRequests += len(hs)
 	}

@@ -22,10 +22,11 @@ import (
 )
 
 var (
-	long       = flag.Bool("long", false, "run thousands of checked simulation seeds")
-	faultSeeds = flag.Int("fault-seeds", 200, "seeds per protocol and size for TestCheckedFaults")
-	faultKeys  = flag.Int("fault-keys", 0, "keys of TestCheckedFaults's workload (0: 6 and 64 by turns)")
-	faultFirst = flag.Uint64("fault-first", 1, "first seed of TestCheckedFaults (to replay one: -fault-first S -fault-seeds 1)")
+	long        = flag.Bool("long", false, "run thousands of checked simulation seeds")
+	faultSeeds  = flag.Int("fault-seeds", 200, "seeds per protocol and size for TestCheckedFaults")
+	faultKeys   = flag.Int("fault-keys", 0, "keys of TestCheckedFaults's workload (0: 6 and 64 by turns)")
+	lingerSeeds = flag.Int("linger-seeds", 40, "seeds per protocol and size for TestNothingLingersAfterFaults")
+	faultFirst  = flag.Uint64("fault-first", 1, "first seed of TestCheckedFaults (to replay one: -fault-first S -fault-seeds 1)")
 )
 
 // mutation breaks a protocol on purpose, to show the checker notices.
@@ -53,6 +54,8 @@ type checked struct {
 	faults  string // the nemesis's log, for a failure message
 	stalled string // why the run stalled, with stallOK
 	events  []history.Event
+	// sim is the simulation, left where the run ended.
+	sim *sim.Sim
 }
 
 // checkedRun runs a mixed workload on few keys under jitter, loss and
@@ -137,7 +140,8 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	for _, st := range sts {
 		f.Replicas = append(f.Replicas, history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
 	}
-	return checked{Result: checker.Check(f, checker.Options{HOEarlyVisibility: name == "curp-ho"}), faults: log, events: res.Events}
+	return checked{Result: checker.Check(f, checker.Options{HOEarlyVisibility: name == "curp-ho"}), faults: log,
+		events: res.Events, sim: s}
 }
 
 // TestCheckedSimulation: many seeds per protocol, every history checked.
@@ -383,16 +387,85 @@ func TestWeakReadsDoNotTrustSpeculativeSlots(t *testing.T) {
 	}
 }
 
-// TestHOReplayKeepsSessionOrder replays the checked-faults seed that found
-// it (CURP-HO, N = 5, seed 1374): a deposed leader completed a session's
-// strong read on the fast path after the session's weak write; the new
-// leader's replay, ordered by arrival at the witnesses alone, put a weak
-// write of that session seen late (17) after its successors (19–23), which
-// then waited for it while another session's strong write, invoked after
-// the read completed, was logged first (W4, W5, S1). Replay now keeps each
-// session's order.
-func TestHOReplayKeepsSessionOrder(t *testing.T) {
-	res := checkedRun(t, "curp-ho", 5, 1374, mutation{faults: true})
+// TestHOReplayFollowsPreviousWeakWrites replays the checked-faults seeds
+// that found it (CURP-HO, N = 5). Seed 1374: a deposed leader completed a
+// session's strong read on the fast path after the session's weak writes;
+// the new leader's replay, ordered by arrival at the witnesses alone, put a
+// weak write seen late (17) after the operations that named it as their
+// previous weak write (19–23), which then waited for it while another
+// session's strong write, invoked after the read completed, was logged first
+// (W4, W5, S1). Seed 1082: ordering a session's replayed operations by
+// sequence number instead forced a strong operation that reached the
+// witnesses late before its session's concurrent weak write, and the cycle
+// this made with arrival order was broken the wrong way (W5, S1). A replay
+// now follows exactly the previous-weak-write order the leader enforces.
+func TestHOReplayFollowsPreviousWeakWrites(t *testing.T) {
+	for _, seed := range []uint64{1374, 1082} {
+		res := checkedRun(t, "curp-ho", 5, seed, mutation{faults: true})
+		require.NoError(t, res.Err, "seed %d", seed)
+		require.True(t, res.Clean(), "seed %d: %v\nfaults:\n%s", seed, res.Violations, res.faults)
+	}
+}
+
+// TestHOWeakReadsWaitForTheirSessionsWrites replays the checked-faults seed
+// that found it (CURP-HO, N = 3, seed 2329): a session whose replica
+// crashed rebound and read from another replica, which had not yet received
+// the session's latest weak write; it answered from its applied state and
+// the read missed the session's own write (W1). A weak read now waits until
+// its replica holds the session's earlier weak writes.
+func TestHOWeakReadsWaitForTheirSessionsWrites(t *testing.T) {
+	res := checkedRun(t, "curp-ho", 3, 2329, mutation{faults: true})
 	require.NoError(t, res.Err)
 	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+}
+
+// TestNothingLingersAfterFaults: once a faulty run's operations all
+// completed and the replicas converged, no replica still holds requests,
+// routes replies or keeps witness records for them. What a deposed leader
+// or a witness kept for operations that ended elsewhere must go, or a long
+// run's memory grows with every leader change.
+func TestNothingLingersAfterFaults(t *testing.T) {
+	seeds := uint64(*lingerSeeds)
+	if testing.Short() || raceDetector {
+		seeds = min(seeds, 8)
+	}
+	for _, name := range protocols.Names() {
+		for _, n := range []int{3, 5} {
+			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
+				for seed := uint64(1); seed <= seeds; seed++ {
+					requireNothingLingers(t, name, n, seed)
+				}
+			})
+		}
+	}
+}
+
+// TestDeposedHOLeaderDropsHeldRequests replays a seed that shows it
+// (CURP-HO, N = 5, seed 122): a leader deposed while it held requests for
+// their session's previous weak write kept them for good, since only a
+// leader released held requests.
+func TestDeposedHOLeaderDropsHeldRequests(t *testing.T) {
+	requireNothingLingers(t, "curp-ho", 5, 122)
+}
+
+func requireNothingLingers(t *testing.T, name string, n int, seed uint64) {
+	t.Helper()
+	res := checkedRun(t, name, n, seed, mutation{faults: true})
+	require.NoError(t, res.Err, "seed %d", seed)
+	// Idle long enough for the leader to commit what completed on the fast
+	// path and for every retry to end.
+	res.sim.RunFor(5 * time.Second)
+	for _, id := range res.sim.Replicas() {
+		if !res.sim.Up(id) {
+			continue
+		}
+		m := res.sim.Replica(id).Metrics()
+		var held, records int
+		if m.CURP != nil {
+			held, records = m.CURP.HeldRequests, m.CURP.WitnessRecords
+		}
+		require.Zero(t, held+records+m.AwaitingReply+m.InFlight+m.Batch,
+			"seed %d (n=%d), replica %d: held %d, witness records %d, awaiting reply %d, in flight %d, batched %d\nfaults:\n%s",
+			seed, n, id, held, records, m.AwaitingReply, m.InFlight, m.Batch, res.faults)
+	}
 }

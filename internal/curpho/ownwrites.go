@@ -1,0 +1,73 @@
+package curpho
+
+import (
+	"slices"
+
+	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/kvstore"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// A weak read is answered from the session's own pooled writes or from the
+// applied state, by whichever replica the session is bound to when it
+// reads. That need not be the replica that acknowledged the session's
+// earlier weak writes (a client rebinds when its replica stops answering),
+// and each weak write reaches each replica on its own: a read served where
+// one of them has not arrived would miss the session's own write (W1). So
+// a read waits until its replica holds every weak write the session issued
+// before it that is not applied there. The client re-sends its uncommitted
+// weak writes until they commit, so the wait ends.
+
+// sessionWritesHere reports whether this replica holds, pooled or applied,
+// every weak write of req's session before req: it follows the chain of
+// previous weak writes from req.PrevWeak until one that is applied (the
+// leader logs each weak write after its predecessor, so everything before
+// an applied one is applied too).
+func sessionWritesHere(r *curp.Replica, req *wire.Request) bool {
+	for seq := req.PrevWeak; seq != 0; {
+		id := wire.OpID{Session: req.Op.ID.Session, Seq: seq}
+		if _, outcome := r.Store().Lookup(id); outcome != kvstore.Unknown {
+			return true
+		}
+		rec := r.Pool().Get(id)
+		if rec == nil {
+			return false
+		}
+		seq = rec.PrevWeak
+	}
+	return true
+}
+
+// serveRead hands a weak read to the floor gate once the replica holds the
+// session's earlier weak writes, and parks it until then.
+func (x *Replica) serveRead(r *curp.Replica, from wire.NodeID, req *wire.Request) {
+	if sessionWritesHere(r, req) {
+		x.reads.Serve(r, from, req, answerer(r))
+		return
+	}
+	if !slices.ContainsFunc(x.awaitingWrites, func(h heldRequest) bool { return h.req.Op.ID == req.Op.ID }) {
+		x.awaitingWrites = append(x.awaitingWrites, heldRequest{from, req})
+	}
+}
+
+// releaseReads passes on, in arrival order, the parked reads whose
+// session's earlier weak writes have all arrived.
+func (x *Replica) releaseReads(r *curp.Replica) {
+	if len(x.awaitingWrites) == 0 {
+		return
+	}
+	var ready []heldRequest
+	kept := x.awaitingWrites[:0]
+	for _, h := range x.awaitingWrites {
+		if sessionWritesHere(r, h.req) {
+			ready = append(ready, h)
+		} else {
+			kept = append(kept, h)
+		}
+	}
+	clear(x.awaitingWrites[len(kept):])
+	x.awaitingWrites = kept
+	for _, h := range ready {
+		x.reads.Serve(r, h.from, h.req, answerer(r))
+	}
+}
