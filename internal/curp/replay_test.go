@@ -27,18 +27,12 @@ func sessionsOf(es []witness.Entry) []uint64 {
 	return out
 }
 
-// ops lists the entries given, as in ops(op(2, 17), after(op(2, 20), 17)).
+// ops lists the entries given, as in ops(op(2, 17), op(2, 20)).
 func ops(es ...witness.Entry) []witness.Entry { return es }
 
 // op is operation session.seq with no previous weak write.
 func op(session, seq uint64) witness.Entry {
 	return witness.Entry{Op: wire.Op{ID: wire.OpID{Session: session, Seq: seq}}}
-}
-
-// after names e's previous weak write in its session.
-func after(e witness.Entry, prevWeak uint64) witness.Entry {
-	e.PrevWeak = prevWeak
-	return e
 }
 
 func id(session, seq uint64) wire.OpID { return wire.OpID{Session: session, Seq: seq} }
@@ -74,45 +68,41 @@ func TestReplayOrder(t *testing.T) {
 	}
 }
 
-// An operation replays after its session's previous weak write, whatever
+// A session's operations replay in the order it issued them, whatever
 // order the witnesses saw them in: a hybrid protocol holds an operation back
-// until that write is logged, so one replayed early would be held while
-// other sessions' operations, some invoked after it completed, overtook it.
-// Nothing else in a session is forced: operations in flight together are
-// concurrent.
-func TestReplayOrderFollowsPreviousWeakWrites(t *testing.T) {
+// until the session's previous weak write is logged, so one replayed early
+// would be held while other sessions' operations, some invoked after it
+// completed, overtook it.
+func TestReplayOrderKeepsSessionOrder(t *testing.T) {
 	tests := []struct {
 		name      string
 		lists     [][]witness.Entry
 		threshold int
 		want      []wire.OpID
 	}{
-		{"against every witness", [][]witness.Entry{ops(after(op(2, 20), 17), op(2, 17)), ops(after(op(2, 20), 17), op(2, 17))}, 2,
+		{"against every witness", [][]witness.Entry{ops(op(2, 20), op(2, 17)), ops(op(2, 20), op(2, 17))}, 2,
 			[]wire.OpID{id(2, 17), id(2, 20)}},
 		// The shape of a replay the checked simulation found (CURP-HO, N = 5,
 		// seed 1374): session 2's weak write 17 arrived late; 1.16 was
 		// invoked after 2.23 completed and must follow it.
-		{"a weak write seen late still precedes what followed it",
+		{"an earlier operation seen late still precedes its successors and theirs",
 			[][]witness.Entry{
-				ops(after(op(2, 19), 17), after(op(2, 20), 17), after(op(2, 21), 20), op(2, 17), after(op(2, 23), 21), op(1, 16)),
-				ops(after(op(2, 19), 17), after(op(2, 20), 17), op(2, 17), after(op(2, 21), 20), after(op(2, 23), 21), op(1, 16)),
+				ops(op(2, 19), op(2, 20), op(2, 21), op(2, 17), op(2, 23), op(1, 16)),
+				ops(op(2, 19), op(2, 20), op(2, 17), op(2, 21), op(2, 23), op(1, 16)),
 			}, 2,
 			[]wire.OpID{id(2, 17), id(2, 19), id(2, 20), id(2, 21), id(2, 23), id(1, 16)}},
-		// The shape of another (seed 1082): session 5 had strong 11 and weak
-		// 12 in flight together; 11 reached two witnesses late. 12, then
-		// strong 18 (after 12), completed before 1.18 was invoked.
-		{"operations in flight together are not forced into sequence order",
-			[][]witness.Entry{
-				ops(op(5, 10), after(op(5, 12), 10), after(op(5, 18), 12), op(1, 18), after(op(5, 11), 10)),
-				ops(op(5, 10), after(op(5, 11), 10), after(op(5, 12), 10), after(op(5, 18), 12), op(1, 18)),
-				ops(op(5, 10), after(op(5, 12), 10), after(op(5, 18), 12), op(1, 18), after(op(5, 11), 10)),
-			}, 2,
-			[]wire.OpID{id(5, 10), id(5, 12), id(5, 18), id(1, 18), id(5, 11)}},
-		// 1.1 -> 1.2 (previous weak write) -> 2.1 -> 1.1 (witnesses): 1.2 is
-		// seen first but must wait for 1.1, so the cycle breaks at 2.1.
-		{"a cycle breaks at the earliest-seen operation whose previous weak write is taken",
-			[][]witness.Entry{ops(after(op(1, 2), 1), op(2, 1)), ops(op(2, 1), op(1, 1))}, 1,
+		// 1.1 -> 1.2 (session) -> 2.1 -> 1.1 (witnesses): 1.2 is seen first
+		// but must wait for 1.1; 2.1 and 1.1 are each after one pending
+		// operation, and 2.1 was seen first.
+		{"a cycle breaks only where session order allows",
+			[][]witness.Entry{ops(op(1, 2), op(2, 1)), ops(op(2, 1), op(1, 1))}, 1,
 			[]wire.OpID{id(2, 1), id(1, 1), id(1, 2)}},
+		// A -> B -> C -> A and D -> A, C -> D: A, seen first, would override
+		// two witness orders (after C and D); B overrides one.
+		{"a cycle breaks where it overrides the fewest witnesses",
+			[][]witness.Entry{ops(op(1, 1), op(2, 1)), ops(op(2, 1), op(3, 1)), ops(op(3, 1), op(1, 1)),
+				ops(op(4, 1), op(1, 1)), ops(op(3, 1), op(4, 1))}, 1,
+			[]wire.OpID{id(2, 1), id(3, 1), id(4, 1), id(1, 1)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,9 @@
 package curp
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
@@ -8,17 +11,19 @@ import (
 // replayOrder picks the operations at least threshold witnesses recorded
 // and orders them for the replay.
 //
-// Two kinds of order constrain it. An operation goes after its session's
-// previous weak write (Request.PrevWeak), always: a hybrid protocol logs an
-// operation only after that write, so a replay that put it first would have
-// it held back while other sessions' operations, replayed after it,
-// overtook it — and one of those may have been invoked after it completed.
-// Otherwise operations go in the order the witnesses saw them arrive: an
-// operation that any witness recorded before another comes first, so an
-// operation invoked after another completed is not replayed before it.
-// Where witnesses disagree (concurrent operations that reached them in
-// different orders) the first witness to decide wins, and the previous-weak
-// order wins over any witness.
+// Two kinds of order constrain it. A session's operations go in the order
+// the session issued them (by sequence number), always: a hybrid protocol
+// logs an operation only after the session's previous weak write, so a
+// replay that put a later operation first would have it held back while
+// other sessions' operations, replayed after it, overtook it — and one of
+// those may have been invoked after it completed. Across sessions,
+// operations go in the order the witnesses saw them arrive: an operation
+// that any witness recorded before another comes first, so an operation
+// invoked after another completed is not replayed before it. Where
+// witnesses disagree (concurrent operations that reached them in different
+// orders) the first witness to decide wins; where disagreements further
+// apart leave a cycle, it is broken where it overrides the fewest witness
+// orders that session order allows.
 func replayOrder(lists [][]witness.Entry, threshold int) []witness.Entry {
 	g := newReplayGraph(lists, threshold)
 	g.sessionOrder()
@@ -65,30 +70,29 @@ func newReplayGraph(lists [][]witness.Entry, threshold int) *replayGraph {
 	return g
 }
 
-// sessionOrder draws an edge to each operation from the session's previous
-// weak write, when both are chosen: what a hybrid protocol's leader waits
-// for before it logs an operation (see Request.PrevWeak). Nothing else in a
-// session is ordered this way: operations a session had in flight together
-// are concurrent, and arrival order decides between them as between
-// sessions.
+// sessionOrder draws an edge from each operation to its session's next
+// chosen one.
 func (g *replayGraph) sessionOrder() {
-	for b, e := range g.all {
-		if e.PrevWeak == 0 {
-			continue
+	bySession := make(map[uint64][]int)
+	for i, e := range g.all {
+		bySession[e.Op.ID.Session] = append(bySession[e.Op.ID.Session], i)
+	}
+	for _, ops := range bySession {
+		slices.SortFunc(ops, func(a, b int) int { return cmp.Compare(g.all[a].Op.ID.Seq, g.all[b].Op.ID.Seq) })
+		for k := 1; k < len(ops); k++ {
+			a, b := ops[k-1], ops[k]
+			g.drawn[[2]int{a, b}] = true
+			g.hardAfter[a] = append(g.hardAfter[a], b)
+			g.before[b]++
+			g.hardBefore[b]++
 		}
-		a, ok := g.index[wire.OpID{Session: e.Op.ID.Session, Seq: e.PrevWeak}]
-		if !ok {
-			continue
-		}
-		g.drawn[[2]int{a, b}] = true
-		g.hardAfter[a] = append(g.hardAfter[a], b)
-		g.before[b]++
-		g.hardBefore[b]++
 	}
 }
 
 // arrivalOrder draws an edge between each two chosen operations one witness
-// recorded one after the other, unless an edge between them is drawn.
+// recorded one after the other, unless an edge between them is drawn or
+// they are of one session (session order decides those, and a witness that
+// saw them the other way round only received one late).
 func (g *replayGraph) arrivalOrder(list []witness.Entry) {
 	prev := -1
 	for _, e := range list {
@@ -96,7 +100,7 @@ func (g *replayGraph) arrivalOrder(list []witness.Entry) {
 		if !ok {
 			continue
 		}
-		if prev >= 0 && !g.drawn[[2]int{prev, i}] && !g.drawn[[2]int{i, prev}] {
+		if prev >= 0 && !g.sameSession(prev, i) && !g.drawn[[2]int{prev, i}] && !g.drawn[[2]int{i, prev}] {
 			g.drawn[[2]int{prev, i}] = true
 			g.softAfter[prev] = append(g.softAfter[prev], i)
 			g.before[i]++
@@ -105,11 +109,14 @@ func (g *replayGraph) arrivalOrder(list []witness.Entry) {
 	}
 }
 
+func (g *replayGraph) sameSession(a, b int) bool {
+	return g.all[a].Op.ID.Session == g.all[b].Op.ID.Session
+}
+
 // sort takes, each time, the earliest-seen operation nothing pending must
 // precede. Witnesses that disagree further apart leave a cycle; it is broken
-// at an operation whose previous weak write is taken (see leastContested),
-// which always exists because those edges have no cycle (each points to a
-// higher sequence number of the same session).
+// at an operation whose session predecessors are all taken (see
+// leastContested), which always exists because session order has no cycle.
 func (g *replayGraph) sort() []witness.Entry {
 	out := make([]witness.Entry, 0, len(g.all))
 	done := make([]bool, len(g.all))
@@ -142,10 +149,10 @@ func (g *replayGraph) first(done []bool) int {
 	return -1
 }
 
-// leastContested breaks a cycle: of the operations whose previous weak
-// write is taken, the one fewest pending witness orders still put after
-// something (the earliest-seen of those), so the replay overrides as few
-// witnesses as it can.
+// leastContested breaks a cycle: of the operations whose session
+// predecessors are all taken, the one fewest pending witness orders still
+// put after something (the earliest-seen of those), so the replay
+// overrides as few witnesses as it can.
 func (g *replayGraph) leastContested(done []bool) int {
 	pick := -1
 	for i := range g.all {

@@ -387,19 +387,19 @@ func TestWeakReadsDoNotTrustSpeculativeSlots(t *testing.T) {
 	}
 }
 
-// TestHOReplayFollowsPreviousWeakWrites replays the checked-faults seeds
-// that found it (CURP-HO, N = 5). Seed 1374: a deposed leader completed a
-// session's strong read on the fast path after the session's weak writes;
-// the new leader's replay, ordered by arrival at the witnesses alone, put a
-// weak write seen late (17) after the operations that named it as their
-// previous weak write (19–23), which then waited for it while another
-// session's strong write, invoked after the read completed, was logged first
-// (W4, W5, S1). Seed 1082: ordering a session's replayed operations by
-// sequence number instead forced a strong operation that reached the
-// witnesses late before its session's concurrent weak write, and the cycle
-// this made with arrival order was broken the wrong way (W5, S1). A replay
-// now follows exactly the previous-weak-write order the leader enforces.
-func TestHOReplayFollowsPreviousWeakWrites(t *testing.T) {
+// TestHOReplayKeepsSessionOrder replays the checked-faults seeds that found
+// it (CURP-HO, N = 5). Seed 1374: a deposed leader completed a session's
+// strong read on the fast path after the session's weak writes; the new
+// leader's replay, ordered by arrival at the witnesses alone, put a weak
+// write seen late (17) after the session's later operations (19–23), which
+// then waited for it while another session's strong write, invoked after
+// the read completed, was logged first (W4, W5, S1). Seed 1082: with
+// session order forced, a strong operation that reached two witnesses late
+// closed a cycle with arrival order, and breaking it at the earliest-seen
+// operation logged another session's strong write before its real-time
+// predecessor (W5, S1). A replay keeps session order and breaks cycles
+// where it overrides the fewest witnesses.
+func TestHOReplayKeepsSessionOrder(t *testing.T) {
 	for _, seed := range []uint64{1374, 1082} {
 		res := checkedRun(t, "curp-ho", 5, seed, mutation{faults: true})
 		require.NoError(t, res.Err, "seed %d", seed)
