@@ -133,17 +133,20 @@ func (rec *recovery) maybeFinish(r *Replica) {
 		return
 	}
 	threshold := (f+1)/2 + 1
+	// Applied operations are left out before the order is drawn, not
+	// after: they are in the log already, and where a witness recorded
+	// one late its position would only put the replay's order in doubt.
 	var lists [][]witness.Entry
 	for _, p := range r.Peers() {
 		if rec.runs[p].Complete {
-			lists = append(lists, rec.replies[p])
+			lists = append(lists, slices.DeleteFunc(rec.replies[p], func(e witness.Entry) bool {
+				return r.Replica.Applied(e.Op.ID)
+			}))
 		}
 	}
 	r.recovery = nil
 	for _, e := range replayOrder(lists, threshold) {
-		if !r.Replica.Applied(e.Op.ID) {
-			r.replay(&wire.Request{Op: e.Op, PrevWeak: e.PrevWeak})
-		}
+		r.replay(&wire.Request{Op: e.Op, PrevWeak: e.PrevWeak})
 	}
 	// The leader's pool holds what it logged and has not applied, plus a
 	// hybrid protocol's pooled weak writes (their clients re-send them

@@ -11,39 +11,41 @@ import (
 // replayOrder picks the operations at least threshold witnesses recorded
 // and orders them for the replay.
 //
-// Two kinds of order constrain it. A session's operations go in the order
-// the session issued them (by sequence number), always: a hybrid protocol
-// logs an operation only after the session's previous weak write, so a
-// replay that put a later operation first would have it held back while
-// other sessions' operations, replayed after it, overtook it — and one of
-// those may have been invoked after it completed. Across sessions,
-// operations go in the order the witnesses saw them arrive: an operation
-// that any witness recorded before another comes first, so an operation
-// invoked after another completed is not replayed before it. Where
-// witnesses disagree (concurrent operations that reached them in different
-// orders) the first witness to decide wins; where disagreements further
-// apart leave a cycle, it is broken where it overrides the fewest witness
-// orders that session order allows.
+// An operation goes after its session's previous weak write, always: a
+// hybrid protocol's leader logs an operation only after that write, so a
+// replay that put it first would have it held back while other operations,
+// replayed after it, overtook it — and one of those may have been invoked
+// after it completed.
+//
+// Otherwise operations go in the order the witnesses saw them arrive, so
+// that an operation invoked after another completed (in the same session
+// or not) is not replayed before it. Witnesses may disagree: a record can
+// reach a witness late, a retry much later. But an operation that completed
+// on the fast path had reached a superquorum before it completed, so at
+// most ⌊f/2⌋ replicas can have recorded a later-invoked operation first. So
+// each two operations some witness recorded one right after the other are
+// ordered by a vote of every witness that recorded both, and the orders are
+// taken strongest vote first, each unless it contradicts those taken
+// before (ranked pairs): a witness that saw an operation late is outvoted,
+// and no set of disagreements can leave a cycle. A tie goes to the first
+// witness that saw the two in turn. Operations a session had in flight
+// together are concurrent and get no order but the witnesses'.
 func replayOrder(lists [][]witness.Entry, threshold int) []witness.Entry {
 	g := newReplayGraph(lists, threshold)
 	g.sessionOrder()
-	for _, list := range lists {
-		g.arrivalOrder(list)
-	}
+	g.arrivalOrder(lists)
 	return g.sort()
 }
 
 // replayGraph holds the chosen operations, in order of first appearance,
-// and the edges between them.
+// and the orders taken between them.
 type replayGraph struct {
 	all   []witness.Entry
 	index map[wire.OpID]int
-	// hardAfter and softAfter list the operations that must, or should,
-	// follow each one; before and hardBefore count the edges into each
-	// one not yet satisfied.
-	hardAfter, softAfter [][]int
-	before, hardBefore   []int
-	drawn                map[[2]int]bool
+	after [][]int // after[a]: the operations ordered right after a
+	// visit and stamp serve reachable's searches.
+	visit []int
+	stamp int
 }
 
 func newReplayGraph(lists [][]witness.Entry, threshold int) *replayGraph {
@@ -57,108 +59,131 @@ func newReplayGraph(lists [][]witness.Entry, threshold int) *replayGraph {
 			counts[e.Op.ID]++
 		}
 	}
-	g := &replayGraph{index: make(map[wire.OpID]int), drawn: make(map[[2]int]bool)}
+	g := &replayGraph{index: make(map[wire.OpID]int)}
 	for _, e := range seen {
 		if counts[e.Op.ID] >= threshold {
 			g.index[e.Op.ID] = len(g.all)
 			g.all = append(g.all, e)
 		}
 	}
-	n := len(g.all)
-	g.hardAfter, g.softAfter = make([][]int, n), make([][]int, n)
-	g.before, g.hardBefore = make([]int, n), make([]int, n)
+	g.after = make([][]int, len(g.all))
+	g.visit = make([]int, len(g.all))
 	return g
 }
 
-// sessionOrder draws an edge from each operation to its session's next
-// chosen one.
+// sessionOrder orders each operation after its session's previous weak
+// write, when both are chosen: what a hybrid protocol's leader waits for
+// before it logs an operation (Request.PrevWeak).
 func (g *replayGraph) sessionOrder() {
-	bySession := make(map[uint64][]int)
-	for i, e := range g.all {
-		bySession[e.Op.ID.Session] = append(bySession[e.Op.ID.Session], i)
-	}
-	for _, ops := range bySession {
-		slices.SortFunc(ops, func(a, b int) int { return cmp.Compare(g.all[a].Op.ID.Seq, g.all[b].Op.ID.Seq) })
-		for k := 1; k < len(ops); k++ {
-			a, b := ops[k-1], ops[k]
-			g.drawn[[2]int{a, b}] = true
-			g.hardAfter[a] = append(g.hardAfter[a], b)
-			g.before[b]++
-			g.hardBefore[b]++
-		}
-	}
-}
-
-// arrivalOrder draws an edge between each two chosen operations one witness
-// recorded one after the other, unless an edge between them is drawn or
-// they are of one session (session order decides those, and a witness that
-// saw them the other way round only received one late).
-func (g *replayGraph) arrivalOrder(list []witness.Entry) {
-	prev := -1
-	for _, e := range list {
-		i, ok := g.index[e.Op.ID]
-		if !ok {
+	for b, e := range g.all {
+		if e.PrevWeak == 0 {
 			continue
 		}
-		if prev >= 0 && !g.sameSession(prev, i) && !g.drawn[[2]int{prev, i}] && !g.drawn[[2]int{i, prev}] {
-			g.drawn[[2]int{prev, i}] = true
-			g.softAfter[prev] = append(g.softAfter[prev], i)
-			g.before[i]++
+		if a, ok := g.index[wire.OpID{Session: e.Op.ID.Session, Seq: e.PrevWeak}]; ok {
+			g.after[a] = append(g.after[a], b)
 		}
-		prev = i
 	}
 }
 
-func (g *replayGraph) sameSession(a, b int) bool {
-	return g.all[a].Op.ID.Session == g.all[b].Op.ID.Session
+// vote is one pair of operations that some witness recorded one right
+// after the other: first before second by margin witnesses more than the
+// other way round (on a tie, first is the one seen first).
+type vote struct {
+	first, second int
+	margin        int
 }
 
-// sort takes, each time, the earliest-seen operation nothing pending must
-// precede. Witnesses that disagree further apart leave a cycle; it is broken
-// at an operation whose session predecessors are all taken (see
-// leastContested), which always exists because session order has no cycle.
+// arrivalOrder takes the witnesses' orders by ranked pairs (see
+// replayOrder).
+func (g *replayGraph) arrivalOrder(lists [][]witness.Entry) {
+	positions := make([]map[int]int, len(lists))
+	var votes []vote
+	seen := make(map[[2]int]bool)
+	for l, list := range lists {
+		positions[l] = make(map[int]int, len(list))
+		prev := -1
+		for _, e := range list {
+			i, ok := g.index[e.Op.ID]
+			if !ok {
+				continue
+			}
+			positions[l][i] = len(positions[l])
+			if prev >= 0 && !seen[[2]int{prev, i}] && !seen[[2]int{i, prev}] {
+				seen[[2]int{prev, i}] = true
+				votes = append(votes, vote{first: prev, second: i})
+			}
+			prev = i
+		}
+	}
+	for k := range votes {
+		v := &votes[k]
+		for _, pos := range positions {
+			a, okA := pos[v.first]
+			b, okB := pos[v.second]
+			switch {
+			case !okA || !okB:
+			case a < b:
+				v.margin++
+			default:
+				v.margin--
+			}
+		}
+		if v.margin < 0 {
+			v.first, v.second, v.margin = v.second, v.first, -v.margin
+		}
+	}
+	// Stable: among equal margins, the pair seen first goes first.
+	slices.SortStableFunc(votes, func(a, b vote) int { return cmp.Compare(b.margin, a.margin) })
+	for _, v := range votes {
+		if !g.reachable(v.second, v.first) {
+			g.after[v.first] = append(g.after[v.first], v.second)
+		}
+	}
+}
+
+// reachable reports whether the orders taken lead from a to b.
+func (g *replayGraph) reachable(a, b int) bool {
+	g.stamp++
+	stack := []int{a}
+	g.visit[a] = g.stamp
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n == b {
+			return true
+		}
+		for _, next := range g.after[n] {
+			if g.visit[next] != g.stamp {
+				g.visit[next] = g.stamp
+				stack = append(stack, next)
+			}
+		}
+	}
+	return false
+}
+
+// sort lists the operations in an order that keeps every order taken,
+// taking each time the earliest-seen operation whose predecessors are all
+// listed. The orders have no cycle, so one always is.
 func (g *replayGraph) sort() []witness.Entry {
+	before := make([]int, len(g.all))
+	for _, next := range g.after {
+		for _, n := range next {
+			before[n]++
+		}
+	}
 	out := make([]witness.Entry, 0, len(g.all))
 	done := make([]bool, len(g.all))
 	for len(out) < len(g.all) {
-		pick := g.first(done)
-		if pick < 0 {
-			pick = g.leastContested(done)
-		}
+		pick := slices.IndexFunc(g.all, func(e witness.Entry) bool {
+			i := g.index[e.Op.ID]
+			return !done[i] && before[i] == 0
+		})
 		done[pick] = true
 		out = append(out, g.all[pick])
-		for _, next := range g.hardAfter[pick] {
-			g.before[next]--
-			g.hardBefore[next]--
-		}
-		for _, next := range g.softAfter[pick] {
-			g.before[next]--
+		for _, n := range g.after[pick] {
+			before[n]--
 		}
 	}
 	return out
-}
-
-// first returns the earliest-seen operation not done that no pending edge
-// must precede, or -1.
-func (g *replayGraph) first(done []bool) int {
-	for i := range g.all {
-		if !done[i] && g.before[i] == 0 {
-			return i
-		}
-	}
-	return -1
-}
-
-// leastContested breaks a cycle: of the operations whose session
-// predecessors are all taken, the one fewest pending witness orders still
-// put after something (the earliest-seen of those), so the replay
-// overrides as few witnesses as it can.
-func (g *replayGraph) leastContested(done []bool) int {
-	pick := -1
-	for i := range g.all {
-		if !done[i] && g.hardBefore[i] == 0 && (pick < 0 || g.before[i] < g.before[pick]) {
-			pick = i
-		}
-	}
-	return pick
 }

@@ -107,6 +107,7 @@ func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, re
 		return
 	}
 	x.floors.ObserveState(rep.ID.Session, rep.Applied)
+	x.floors.Satisfied(rep.ID.Session, p.Req.ReadAfter)
 	c.Complete(p, rep, protocol.PathWeak)
 }
 

@@ -17,6 +17,25 @@ import (
 // a read waits until its replica holds every weak write the session issued
 // before it that is not applied there. The client re-sends its uncommitted
 // weak writes until they commit, so the wait ends.
+//
+// A session may also have read another session's weak write on the fast
+// path before it committed (a strong read's read dependency). The replica
+// never answers from other sessions' pooled writes, so the read waits until
+// it has applied those (Request.ReadAfter), or it would go back in time
+// (W2). They are logged ahead of the strong read that returned them, so
+// they commit.
+
+// readable reports whether a weak read may go on to the floor gate: the
+// replica holds the session's earlier weak writes and has applied the
+// writes it read on the fast path.
+func readable(r *curp.Replica, req *wire.Request) bool {
+	for _, id := range req.ReadAfter {
+		if _, outcome := r.Store().Lookup(id); outcome == kvstore.Unknown {
+			return false
+		}
+	}
+	return sessionWritesHere(r, req)
+}
 
 // sessionWritesHere reports whether this replica holds, pooled or applied,
 // every weak write of req's session before req: it follows the chain of
@@ -38,10 +57,10 @@ func sessionWritesHere(r *curp.Replica, req *wire.Request) bool {
 	return true
 }
 
-// serveRead hands a weak read to the floor gate once the replica holds the
-// session's earlier weak writes, and parks it until then.
+// serveRead hands a weak read to the floor gate once it is readable, and
+// parks it until then.
 func (x *Replica) serveRead(r *curp.Replica, from wire.NodeID, req *wire.Request) {
-	if sessionWritesHere(r, req) {
+	if readable(r, req) {
 		x.reads.Serve(r, from, req, answerer(r))
 		return
 	}
@@ -50,8 +69,8 @@ func (x *Replica) serveRead(r *curp.Replica, from wire.NodeID, req *wire.Request
 	}
 }
 
-// releaseReads passes on, in arrival order, the parked reads whose
-// session's earlier weak writes have all arrived.
+// releaseReads passes on, in arrival order, the parked reads that became
+// readable.
 func (x *Replica) releaseReads(r *curp.Replica) {
 	if len(x.awaitingWrites) == 0 {
 		return
@@ -59,7 +78,7 @@ func (x *Replica) releaseReads(r *curp.Replica) {
 	var ready []heldRequest
 	kept := x.awaitingWrites[:0]
 	for _, h := range x.awaitingWrites {
-		if sessionWritesHere(r, h.req) {
+		if readable(r, h.req) {
 			ready = append(ready, h)
 		} else {
 			kept = append(kept, h)

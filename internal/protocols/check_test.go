@@ -387,20 +387,23 @@ func TestWeakReadsDoNotTrustSpeculativeSlots(t *testing.T) {
 	}
 }
 
-// TestHOReplayKeepsSessionOrder replays the checked-faults seeds that found
-// it (CURP-HO, N = 5). Seed 1374: a deposed leader completed a session's
-// strong read on the fast path after the session's weak writes; the new
-// leader's replay, ordered by arrival at the witnesses alone, put a weak
-// write seen late (17) after the session's later operations (19–23), which
-// then waited for it while another session's strong write, invoked after
-// the read completed, was logged first (W4, W5, S1). Seed 1082: with
-// session order forced, a strong operation that reached two witnesses late
-// closed a cycle with arrival order, and breaking it at the earliest-seen
-// operation logged another session's strong write before its real-time
-// predecessor (W5, S1). A replay keeps session order and breaks cycles
-// where it overrides the fewest witnesses.
-func TestHOReplayKeepsSessionOrder(t *testing.T) {
-	for _, seed := range []uint64{1374, 1082} {
+// TestHOReplayFollowsPreviousWeakWrites replays the checked-faults seeds
+// that found it (CURP-HO, N = 5). Seed 1374: a deposed leader completed a
+// session's strong read on the fast path after the session's weak writes;
+// the new leader's replay, ordered by arrival at the witnesses alone, put a
+// weak write seen late (17) after the operations that named it as their
+// previous weak write (19–23), which then waited for it while another
+// session's strong write, invoked after the read completed, was logged
+// first (W4, W5, S1). Seeds 1082 and 2640: a session's replays forced into
+// sequence order put a strong operation that reached the witnesses late
+// before concurrent operations of its session that had completed, and the
+// cycle this made with arrival order was broken the wrong way (W5, S1).
+// Seed 252: with no order between one session's operations but the
+// previous weak write, one invoked after another of its session completed
+// was replayed first (W1). A replay now follows the previous weak write
+// and otherwise the witnesses' votes (ranked pairs).
+func TestHOReplayFollowsPreviousWeakWrites(t *testing.T) {
+	for _, seed := range []uint64{1374, 1082, 2640, 252} {
 		res := checkedRun(t, "curp-ho", 5, seed, mutation{faults: true})
 		require.NoError(t, res.Err, "seed %d", seed)
 		require.True(t, res.Clean(), "seed %d: %v\nfaults:\n%s", seed, res.Violations, res.faults)
@@ -415,6 +418,18 @@ func TestHOReplayKeepsSessionOrder(t *testing.T) {
 // its replica holds the session's earlier weak writes.
 func TestHOWeakReadsWaitForTheirSessionsWrites(t *testing.T) {
 	res := checkedRun(t, "curp-ho", 3, 2329, mutation{faults: true})
+	require.NoError(t, res.Err)
+	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+}
+
+// TestHOWeakReadsStayAfterEarlyReads replays the checked-faults seed that
+// found it (CURP-HO, N = 3, seed 2903, before any fault): a strong read
+// returned another session's pooled weak write on the fast path; the
+// session's next weak read came from an applied state without it and went
+// back to the older value (W2). Weak reads now name such writes
+// (Request.ReadAfter) and wait until their replica applied them.
+func TestHOWeakReadsStayAfterEarlyReads(t *testing.T) {
+	res := checkedRun(t, "curp-ho", 3, 2903, mutation{faults: true})
 	require.NoError(t, res.Err)
 	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
 }

@@ -13,7 +13,7 @@ import (
 // a leader lost operations it had completed on the fast path.
 func Escalate(c *curp.Client, p *curp.Pending) {
 	p.Req.Op.Level = wire.Strong
-	p.Req.MinApplied, p.Req.SpecFloor = 0, wire.Position{}
+	p.Req.MinApplied, p.Req.SpecFloor, p.Req.ReadAfter = 0, wire.Position{}, nil
 	p.Req.Flags &^= wire.FlagReplyWanted | wire.FlagRetry
 	p.Targets = c.Replicas()
 	for _, to := range p.Targets {
@@ -24,12 +24,17 @@ func Escalate(c *curp.Client, p *curp.Pending) {
 // ObserveCompletion raises the session's floor to what a completed
 // operation observed: a fast-path result, the leader's speculative
 // position; a write or strong operation that went through the log, its
-// committed slot. A weak read's floor comes with its reply (ObserveState).
+// committed slot; a fast-path read of another session's write not known
+// committed, that write. A weak read's floor comes with its reply
+// (ObserveState).
 func (f Floors) ObserveCompletion(p *curp.Pending, done *protocol.Completion) {
 	op := &p.Req.Op
 	switch {
 	case done.Path == protocol.PathFast:
 		f.ObserveSpeculative(op.ID.Session, wire.Position{Term: p.Spec.Term, Index: done.Slot})
+		if !op.Kind.IsWrite() {
+			f.ObserveReadDep(op.ID.Session, p.Spec.ReadDep)
+		}
 	case done.Path == protocol.PathWeak && !op.Kind.IsWrite():
 	case done.Slot > 0:
 		f.ObserveCommitted(op.ID, done.Slot)

@@ -1,6 +1,10 @@
 package weakpath
 
-import "github.com/hybridkv/hybridkv/internal/wire"
+import (
+	"slices"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
 
 // Floor is what one session has observed of the log; a weak read of the
 // session must come from a state that reflects it.
@@ -18,6 +22,18 @@ type Floor struct {
 	specCover uint64
 	// issued is the highest sequence number the session has issued.
 	issued uint64
+	// readAfter are other sessions' writes the session read before they
+	// were known committed (see wire.Request.ReadAfter).
+	readAfter []readDep
+}
+
+// readDep is a write a session read on the fast path, with the highest
+// sequence number the session had issued then: an operation numbered above
+// it that commits is logged after the read, and the read after the write,
+// so its slot covers the write.
+type readDep struct {
+	id    wire.OpID
+	cover uint64
 }
 
 // Floors holds every session's floor.
@@ -56,6 +72,30 @@ func (f Floors) ObserveCommitted(id wire.OpID, slot uint64) {
 	if id.Seq > fl.specCover {
 		fl.Spec = wire.Position{}
 	}
+	fl.readAfter = slices.DeleteFunc(fl.readAfter, func(d readDep) bool { return id.Seq > d.cover })
+}
+
+// ObserveReadDep notes that the session read another session's write
+// before it was known committed.
+func (f Floors) ObserveReadDep(session uint64, dep wire.OpID) {
+	if dep.IsZero() || dep.Session == session {
+		return // the session's own writes are the replica's to hold
+	}
+	fl := f.of(session)
+	if !slices.ContainsFunc(fl.readAfter, func(d readDep) bool { return d.id == dep }) {
+		fl.readAfter = append(fl.readAfter, readDep{id: dep, cover: fl.issued})
+	}
+}
+
+// Satisfied notes that a replica served a weak read stamped with ids: it
+// had applied them, and its applied index, now the session's committed
+// floor, covers them.
+func (f Floors) Satisfied(session uint64, ids []wire.OpID) {
+	if len(ids) == 0 {
+		return
+	}
+	fl := f.of(session)
+	fl.readAfter = slices.DeleteFunc(fl.readAfter, func(d readDep) bool { return slices.Contains(ids, d.id) })
 }
 
 // ObserveSpeculative notes a fast-path result at pos. Positions of a later
@@ -72,4 +112,10 @@ func (f Floors) ObserveSpeculative(session uint64, pos wire.Position) {
 func (f Floors) Stamp(req *wire.Request) {
 	fl := f.of(req.Op.ID.Session)
 	req.MinApplied, req.SpecFloor = fl.Committed, fl.Spec
+	// A fresh slice: an earlier send of the request may still hold the
+	// old one.
+	req.ReadAfter = nil
+	for _, d := range fl.readAfter {
+		req.ReadAfter = append(req.ReadAfter, d.id)
+	}
 }

@@ -54,3 +54,30 @@ func TestReadStatesRaiseOnlyTheCommittedFloor(t *testing.T) {
 	require.Equal(t, uint64(40), req.MinApplied)
 	require.Equal(t, wire.Position{Term: 2, Index: 50}, req.SpecFloor)
 }
+
+func TestFloorsKeepWritesReadEarlyUntilCovered(t *testing.T) {
+	f := make(Floors)
+	w := wire.OpID{Session: 9, Seq: 4}
+	for seq := uint64(1); seq <= 2; seq++ {
+		f.Issued(wire.OpID{Session: 1, Seq: seq})
+	}
+	f.ObserveReadDep(1, w)
+	f.ObserveReadDep(1, w)
+	f.ObserveReadDep(1, wire.OpID{Session: 1, Seq: 1})
+	f.ObserveReadDep(1, wire.OpID{})
+	require.Equal(t, []wire.OpID{w}, stamped(f, 1).ReadAfter,
+		"once each, and not the session's own writes, which its replica holds")
+	require.Empty(t, stamped(f, 2).ReadAfter, "sessions have their own floors")
+
+	// Operation 2 was issued before the read: its commit proves nothing.
+	f.ObserveCommitted(wire.OpID{Session: 1, Seq: 2}, 80)
+	require.Equal(t, []wire.OpID{w}, stamped(f, 1).ReadAfter)
+	// A weak read served after it: its replica had applied it.
+	f.Satisfied(1, []wire.OpID{w})
+	require.Empty(t, stamped(f, 1).ReadAfter)
+
+	f.ObserveReadDep(1, w)
+	f.Issued(wire.OpID{Session: 1, Seq: 3})
+	f.ObserveCommitted(wire.OpID{Session: 1, Seq: 3}, 90)
+	require.Empty(t, stamped(f, 1).ReadAfter, "an operation issued after the read committed after it")
+}

@@ -265,6 +265,10 @@ func (r *Request) appendPayload(b []byte) []byte {
 	b = binary.AppendUvarint(b, r.MinApplied)
 	b = binary.AppendUvarint(b, r.SpecFloor.Term)
 	b = binary.AppendUvarint(b, r.SpecFloor.Index)
+	b = binary.AppendUvarint(b, uint64(len(r.ReadAfter)))
+	for _, id := range r.ReadAfter {
+		b = appendOpID(b, id)
+	}
 	return append(b, byte(r.Flags))
 }
 
@@ -275,6 +279,12 @@ func (r *Request) decode(d *decoder) {
 	r.MinApplied = d.uvarint()
 	r.SpecFloor.Term = d.uvarint()
 	r.SpecFloor.Index = d.uvarint()
+	if n := d.count(2); n > 0 {
+		r.ReadAfter = make([]OpID, n)
+		for i := range r.ReadAfter {
+			r.ReadAfter[i] = d.opID()
+		}
+	}
 	r.Flags = RequestFlags(d.byte())
 	if r.Flags&^knownRequestFlags != 0 {
 		// A flag this version does not know would be dropped silently, and

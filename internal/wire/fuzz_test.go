@@ -55,12 +55,15 @@ func FuzzDecode(f *testing.F) {
 func FuzzRoundTripRequest(f *testing.F) {
 	addSeeds(f, requestSeeds())
 	f.Fuzz(func(t *testing.T, session, seq uint64, level, kind byte, key uint64,
-		value []byte, ackedBelow, prevWeak, minApplied, specTerm, specIndex uint64, flags byte) {
+		value []byte, ackedBelow, prevWeak, minApplied, specTerm, specIndex, afterSession, afterSeq uint64, flags byte) {
 		m := &Request{
 			Op: Op{ID: OpID{Session: session, Seq: seq}, Level: Level(level), Kind: OpKind(kind),
 				Key: key, Value: value},
 			AckedBelow: ackedBelow, PrevWeak: prevWeak, MinApplied: minApplied,
 			SpecFloor: Position{Term: specTerm, Index: specIndex}, Flags: RequestFlags(flags),
+		}
+		if afterSession != 0 || afterSeq != 0 {
+			m.ReadAfter = []OpID{{Session: afterSession, Seq: afterSeq}}
 		}
 		checkRoundTrip(t, m, expectIf(Level(level) > Weak || OpKind(kind) > Put ||
 			RequestFlags(flags)&^knownRequestFlags != 0))
@@ -377,13 +380,17 @@ func requestSeeds() []fuzzSeed {
 	var seeds []fuzzSeed
 	for _, s := range samples() {
 		if r, ok := s.msg.(*Request); ok {
+			var after OpID
+			if len(r.ReadAfter) > 0 {
+				after = r.ReadAfter[0]
+			}
 			seeds = append(seeds, fuzzSeed{s.name, []any{r.Op.ID.Session, r.Op.ID.Seq,
 				byte(r.Op.Level), byte(r.Op.Kind), r.Op.Key, r.Op.Value, r.AckedBelow,
-				r.PrevWeak, r.MinApplied, r.SpecFloor.Term, r.SpecFloor.Index, byte(r.Flags)}})
+				r.PrevWeak, r.MinApplied, r.SpecFloor.Term, r.SpecFloor.Index, after.Session, after.Seq, byte(r.Flags)}})
 		}
 	}
 	return append(seeds, fuzzSeed{"request-bad-level", []any{uint64(1), uint64(1), byte(2),
-		byte(0), uint64(0), []byte(nil), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), byte(0)}})
+		byte(0), uint64(0), []byte(nil), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), byte(0)}})
 }
 
 func replySeeds() []fuzzSeed {

@@ -103,6 +103,11 @@ type Request struct {
 	// serves the read once its log holds that very entry, which stands for
 	// the leader's log up to it (see the weakpath package).
 	SpecFloor Position
+	// ReadAfter names other sessions' weak writes the session has read
+	// before they were known committed (CURP-HO's strong reads may return
+	// a pooled weak write): a replica answers a weak read only once it has
+	// applied each of them.
+	ReadAfter []OpID
 	Flags     RequestFlags
 }
 
