@@ -52,6 +52,10 @@ type Client struct {
 
 	sessions *sessions.Table
 	pending  map[wire.OpID]*Pending
+	// ticks counts Tick calls; heard holds, per replica, the tick of the
+	// last message from it.
+	ticks uint64
+	heard map[wire.NodeID]uint64
 	protocol.Outbox
 }
 
@@ -89,7 +93,18 @@ func NewClient(cfg ClientConfig) *Client {
 		retryTicks:  max(1, cfg.RetryTicks),
 		sessions:    sessions.New(),
 		pending:     make(map[wire.OpID]*Pending, 64*(f+1)),
+		heard:       make(map[wire.NodeID]uint64, n),
 	}
+}
+
+// Now is the client's clock: the number of ticks so far.
+func (c *Client) Now() uint64 { return c.ticks }
+
+// HeardSince reports whether a message from replica r arrived at or after
+// tick t.
+func (c *Client) HeardSince(r wire.NodeID, t uint64) bool {
+	at, ok := c.heard[r]
+	return ok && at >= t
 }
 
 // Superquorum is CURP's fast-path quorum for n = 2f+1 replicas:
@@ -141,6 +156,7 @@ func (c *Client) Cancel(id wire.OpID) {
 // Tick implements protocol.Client. Due retries go out in identity order so
 // that a simulated run does not depend on map iteration order.
 func (c *Client) Tick() {
+	c.ticks++
 	var due []*Pending
 	for _, p := range c.pending {
 		p.age++
@@ -186,6 +202,7 @@ func (c *Client) AckedBelow(session uint64) uint64 { return c.sessions.AckedBelo
 
 // Step implements protocol.Client.
 func (c *Client) Step(from wire.NodeID, m wire.Message) {
+	c.heard[from] = c.ticks
 	rep, ok := m.(*wire.Reply)
 	if !ok {
 		return

@@ -59,7 +59,7 @@ func (x *Client) Prepare(_ *curp.Client, p *curp.Pending) {
 func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
 	op := &p.Req.Op
 	if p.Req.Flags&wire.FlagRetry != 0 {
-		x.bound.Missed(c.Replicas())
+		x.bound.Missed(c, c.Replicas())
 	}
 	if !op.Kind.IsWrite() {
 		p.Req.Flags |= wire.FlagReplyWanted
@@ -193,9 +193,11 @@ func (x *Client) Completed(c *curp.Client, p *curp.Pending, done *protocol.Compl
 	}
 }
 
-// Tick re-sends uncommitted weak writes: a lost write must still reach the
-// leader's log, and in session order.
+// Tick moves the binding back to the closest replica once it answers
+// again, and re-sends uncommitted weak writes: a lost write must still
+// reach the leader's log, and in session order.
 func (x *Client) Tick(c *curp.Client) {
+	x.bound.Tick(c)
 	x.ticks++
 	if x.ticks%c.RetryTicks() != 0 {
 		return

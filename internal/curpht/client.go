@@ -28,7 +28,7 @@ func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
 	switch {
 	case !p.Req.Op.Kind.IsWrite():
 		if retry {
-			x.closest.Missed(c.Replicas())
+			x.closest.Missed(c, c.Replicas())
 		}
 		x.floors.Stamp(&p.Req)
 		p.Targets = []wire.NodeID{x.closest.Replica()}
@@ -80,8 +80,9 @@ func (x *Client) writeReply(c *curp.Client, p *curp.Pending, rep *wire.Reply) {
 // Prepare notes every operation the session issues.
 func (x *Client) Prepare(_ *curp.Client, p *curp.Pending) { x.floors.Issued(p.Req.Op.ID) }
 
-// Tick: CURP's retries cover CURP-HT's weak operations.
-func (*Client) Tick(*curp.Client) {}
+// Tick moves weak reads back to the closest replica once it answers again;
+// CURP's retries cover CURP-HT's weak operations.
+func (x *Client) Tick(c *curp.Client) { x.closest.Tick(c) }
 
 // AcceptFastPath: CURP-HT's strong path is CURP's.
 func (*Client) AcceptFastPath(*curp.Client, *curp.Pending) protocol.SlowReason {
