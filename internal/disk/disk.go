@@ -46,6 +46,16 @@ type Disk struct {
 	// state is the hard state last saved, to tell whether a Save must sync.
 	state *raftpb.HardState
 
+	// saver writes compaction snapshots in the background (see
+	// SaveCompaction).
+	saver struct {
+		mu   sync.Mutex
+		idle *sync.Cond // signalled when busy turns false
+		busy bool
+		next *raftpb.Snapshot
+		err  error
+	}
+
 	mu        sync.Mutex // guards the statistics, read by Stats
 	syncTimes *hdrhistogram.Histogram
 	syncTotal time.Duration
@@ -71,7 +81,7 @@ func Open(opts Options) (*Disk, error) {
 		return nil, err
 	}
 	zl := zap.NewNop()
-	return &Disk{
+	d := &Disk{
 		opts:      opts,
 		lock:      lock,
 		walDir:    filepath.Join(opts.Dir, "wal"),
@@ -80,7 +90,9 @@ func Open(opts Options) (*Disk, error) {
 		state:     &raftpb.HardState{},
 		syncTimes: hdrhistogram.New(1, int64(time.Minute), 3),
 		snapTimes: hdrhistogram.New(1, int64(time.Minute), 3),
-	}, nil
+	}
+	d.saver.idle = sync.NewCond(&d.saver.mu)
+	return d, nil
 }
 
 // Dir is the data directory.
@@ -218,13 +230,21 @@ func (d *Disk) recordSync(took time.Duration) {
 	_ = d.syncTimes.RecordValue(int64(took))
 }
 
-// SaveSnapshot implements raftlog.Disk: the snapshot file first, then its
-// marker in the log, so a crash between the two leaves a log that still
-// points at the previous snapshot; then files nothing points at go.
+// SaveSnapshot implements raftlog.Disk, before it returns (a snapshot from
+// the leader is acknowledged once saved); a compaction being written in the
+// background finishes first.
 func (d *Disk) SaveSnapshot(s *raftpb.Snapshot) error {
 	if err := d.create(); err != nil {
 		return err
 	}
+	d.waitSaver()
+	return d.saveSnapshot(s)
+}
+
+// saveSnapshot writes the snapshot file first, then its marker in the log,
+// so a crash between the two leaves a log that still points at the
+// previous snapshot; then files nothing points at go.
+func (d *Disk) saveSnapshot(s *raftpb.Snapshot) error {
 	start := time.Now()
 	if err := d.snaps.SaveSnap(s); err != nil {
 		return fmt.Errorf("data dir %s: save snapshot: %w", d.opts.Dir, err)
@@ -271,6 +291,7 @@ func (d *Disk) Stats() raftlog.DiskStats {
 
 // Close implements raftlog.Disk.
 func (d *Disk) Close() error {
+	d.waitSaver()
 	var err error
 	if d.w != nil {
 		err = d.w.Close()

@@ -28,6 +28,13 @@ type Disk interface {
 	// loads it and replays only the entries after it. What the snapshot
 	// covers may then be discarded.
 	SaveSnapshot(snap *raftpb.Snapshot) error
+	// SaveCompaction records a snapshot the replica took of its own applied
+	// state to bound its log. Unlike a snapshot received from the leader,
+	// nothing waits on its durability: until it is durable the disk keeps
+	// the entries it covers, so a restart loads an older snapshot and
+	// replays more. A disk may therefore write it in the background; a
+	// failure to write it shows in the next call.
+	SaveCompaction(snap *raftpb.Snapshot) error
 	// Stats reports the disk's activity.
 	Stats() DiskStats
 	// Close releases the disk.

@@ -450,7 +450,7 @@ func (l *Log) Compact(keep uint64, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := l.disk.SaveSnapshot(snap); err != nil {
+	if err := l.disk.SaveCompaction(snap); err != nil {
 		return fmt.Errorf("raftlog: save snapshot: %w", err)
 	}
 	err = l.storage.Compact(l.applied - keep)

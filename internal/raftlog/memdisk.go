@@ -81,6 +81,10 @@ func (d *MemDisk) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
 	return nil
 }
 
+// SaveCompaction implements Disk: like SaveSnapshot, at once, so that a
+// simulated crash loses what a real one would lose at worst.
+func (d *MemDisk) SaveCompaction(snap *raftpb.Snapshot) error { return d.SaveSnapshot(snap) }
+
 // SaveSnapshot implements Disk.
 func (d *MemDisk) SaveSnapshot(snap *raftpb.Snapshot) error {
 	d.mu.Lock()

@@ -1,0 +1,72 @@
+package disk
+
+import (
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// slowSnapshot is how long a snapshot may take to write before it is
+// logged.
+const slowSnapshot = 500 * time.Millisecond
+
+// SaveCompaction implements raftlog.Disk: the snapshot is written in the
+// background. Writing it, a file the size of the state plus syncs, takes
+// far longer than a raft round, and a replica that stopped for it in the
+// middle of a run stalled its clients and, with the others stopping at the
+// same index, could let an election timeout pass. The log keeps every
+// entry the snapshot covers until it is durable (the marker and the release
+// of older segments come after the file), so a crash meanwhile restarts
+// from the previous snapshot. Only the newest waiting snapshot is written:
+// a newer one covers an older one.
+func (d *Disk) SaveCompaction(s *raftpb.Snapshot) error {
+	if err := d.create(); err != nil {
+		return err
+	}
+	d.saver.mu.Lock()
+	defer d.saver.mu.Unlock()
+	err := d.saver.err
+	d.saver.err = nil
+	d.saver.next = s
+	if !d.saver.busy {
+		d.saver.busy = true
+		go d.saveInBackground()
+	}
+	return err
+}
+
+func (d *Disk) saveInBackground() {
+	for {
+		d.saver.mu.Lock()
+		s := d.saver.next
+		d.saver.next = nil
+		if s == nil {
+			d.saver.busy = false
+			d.saver.idle.Broadcast()
+			d.saver.mu.Unlock()
+			return
+		}
+		d.saver.mu.Unlock()
+		start := time.Now()
+		err := d.saveSnapshot(s)
+		if took := time.Since(start); took > slowSnapshot {
+			d.opts.Logger.Warn("slow snapshot", "index", s.GetMetadata().GetIndex(),
+				"bytes", len(s.GetData()), "took", took)
+		}
+		if err != nil {
+			d.opts.Logger.Error("save snapshot", "index", s.GetMetadata().GetIndex(), "err", err)
+			d.saver.mu.Lock()
+			d.saver.err = err
+			d.saver.mu.Unlock()
+		}
+	}
+}
+
+// waitSaver returns once no snapshot is being written in the background.
+func (d *Disk) waitSaver() {
+	d.saver.mu.Lock()
+	for d.saver.busy {
+		d.saver.idle.Wait()
+	}
+	d.saver.mu.Unlock()
+}

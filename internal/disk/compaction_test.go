@@ -1,0 +1,45 @@
+package disk
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// TestCompactionsWhileTheLogGrows: compaction snapshots are written in the
+// background while entries keep being saved (run with -race); a restart
+// loads the newest one written and every entry after it, and a snapshot
+// from the leader, saved before SaveSnapshot returns, waits for the
+// background writer.
+func TestCompactionsWhileTheLogGrows(t *testing.T) {
+	dir := t.TempDir()
+	d := open(t, dir, nil)
+	require.NoError(t, d.SaveSnapshot(snapshot(1, 1, "")))
+	index := uint64(1)
+	for round := range 20 {
+		for range 50 {
+			index++
+			require.NoError(t, d.Save(hardState(1, 0, index), []*raftpb.Entry{entry(index, 1, "x")}))
+		}
+		require.NoError(t, d.SaveCompaction(snapshot(index, 1, fmt.Sprintf("state@%d", index))), "round %d", round)
+	}
+	index++
+	require.NoError(t, d.SaveSnapshot(snapshot(index, 2, "from the leader")))
+	for range 10 {
+		index++
+		require.NoError(t, d.Save(hardState(2, 0, index), []*raftpb.Entry{entry(index, 2, "y")}))
+	}
+	require.NoError(t, d.SaveCompaction(snapshot(index-5, 2, "last")))
+	require.NoError(t, d.Close())
+
+	d = open(t, dir, nil)
+	defer d.Close()
+	st, err := d.Load()
+	require.NoError(t, err)
+	require.Equal(t, index-5, st.Snapshot.GetMetadata().GetIndex(), "Close waits for the background writer")
+	require.Equal(t, "last", string(st.Snapshot.GetData()))
+	require.Len(t, st.Entries, 5)
+	require.Equal(t, index, st.Entries[4].GetIndex())
+}
