@@ -89,3 +89,19 @@ func TestSessionTableSize(t *testing.T) {
 	require.Equal(t, 2, s.Sessions())
 	require.Equal(t, 2, s.Replies())
 }
+
+// BenchmarkSnapshot encodes a state of 200,000 keys of 100 bytes and 1,500
+// sessions, the size a ten-minute benchmark run reaches.
+func BenchmarkSnapshot(b *testing.B) {
+	s := New()
+	value := make([]byte, 100)
+	slot := uint64(0)
+	for k := range uint64(200_000) {
+		slot++
+		s.Apply(slot, &wire.Op{ID: wire.OpID{Session: k%1500 + 1, Seq: k/1500 + 1}, Kind: wire.Put, Key: k * 7919, Value: value}, 0)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		_ = s.Snapshot()
+	}
+}
