@@ -97,13 +97,19 @@ func (r *Report) writeOverTime(b *strings.Builder) {
 	}
 	slices.Sort(followers)
 	tw := newTable(b)
-	fmt.Fprintf(tw, "%-9s\tops/s\t", "seconds")
+	fmt.Fprintf(tw, "%-9s\tops/s\tvs first\t", "seconds")
 	for _, id := range followers {
 		fmt.Fprintf(tw, "r%d lag p99/max\t", id)
 	}
 	fmt.Fprintln(tw)
-	for _, in := range o.Intervals {
-		fmt.Fprintf(tw, "%-9s\t%.0f\t", fmt.Sprintf("%g-%g", in.FromSeconds, in.ToSeconds), in.Throughput)
+	for i, in := range o.Intervals {
+		// How far each interval's throughput is from the first's: a run
+		// that slows down shows it as a falling percentage.
+		vs := "-"
+		if first := o.Intervals[0].Throughput; i > 0 && first > 0 {
+			vs = fmt.Sprintf("%+.1f%%", 100*(in.Throughput/first-1))
+		}
+		fmt.Fprintf(tw, "%-9s\t%.0f\t%s\t", fmt.Sprintf("%g-%g", in.FromSeconds, in.ToSeconds), in.Throughput, vs)
 		for _, id := range followers {
 			cell := "-"
 			for _, l := range in.Lag {

@@ -34,10 +34,10 @@ func TestWriteOverTime(t *testing.T) {
 	require.Positive(t, i, "the section follows the cpu line:\n%s", out)
 	lines := strings.Split(strings.TrimSpace(out[i:]), "\n")
 	require.Equal(t, "over time (per 10 s, warm-up included; lag: leader's commit index minus the follower's applied index, entries)", lines[0])
-	require.Regexp(t, `^  seconds\s+ops/s\s+r1 lag p99/max\s+r2 lag p99/max\s+r3 lag p99/max$`, lines[1],
+	require.Regexp(t, `^  seconds\s+ops/s\s+vs first\s+r1 lag p99/max\s+r2 lag p99/max\s+r3 lag p99/max$`, lines[1],
 		"a column per replica that followed at any time, in ID order")
-	require.Regexp(t, `^  0-10\s+1234\s+-\s+12/13\s+40/41$`, lines[2])
-	require.Regexp(t, `^  10-15\s+100\s+0/0\s+-\s+-$`, lines[3])
+	require.Regexp(t, `^  0-10\s+1234\s+-\s+-\s+12/13\s+40/41$`, lines[2])
+	require.Regexp(t, `^  10-15\s+100\s+-91\.9%\s+0/0\s+-\s+-$`, lines[3])
 	require.Equal(t, "rss MB (start / 2 min / end): r1 34 / - / 120, r2 33 / 80 / 500", lines[4])
 	require.Equal(t, "leader changes: 1 (term 2 -> 3); 15 scrape rounds, 2 failed scrapes", lines[5])
 	require.True(t, strings.HasPrefix(lines[6], "note: "), "notes come last")
