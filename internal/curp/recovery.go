@@ -133,14 +133,15 @@ func (rec *recovery) maybeFinish(r *Replica) {
 		return
 	}
 	threshold := (f+1)/2 + 1
-	// Applied operations are left out before the order is drawn, not
-	// after: they are in the log already, and where a witness recorded
-	// one late its position would only put the replay's order in doubt.
+	// Applied and logged operations are left out before the order is
+	// drawn, not after: they are in the log already, ahead of anything
+	// replayed, and where a witness recorded one late its position would
+	// only put the replay's order in doubt.
 	var lists [][]witness.Entry
 	for _, p := range r.Peers() {
 		if rec.runs[p].Complete {
 			lists = append(lists, slices.DeleteFunc(rec.replies[p], func(e witness.Entry) bool {
-				return r.Replica.Applied(e.Op.ID)
+				return r.Replica.Applied(e.Op.ID) || r.Logged(e.Op.ID)
 			}))
 		}
 	}
@@ -154,7 +155,7 @@ func (rec *recovery) maybeFinish(r *Replica) {
 	// belongs to an operation that did not complete on the fast path; kept,
 	// it would block its key until its client retried.
 	for _, id := range rec.witnessed {
-		if rec := r.pool.Get(id); rec != nil && !r.Proposed(id) && !r.weakPath(&rec.Op) {
+		if rec := r.pool.Get(id); rec != nil && !r.Proposed(id) && !r.Logged(id) && !r.weakPath(&rec.Op) {
 			r.pool.Remove(id)
 		}
 	}

@@ -138,6 +138,13 @@ func (h *hooks) LeaderChanged(leading bool) {
 	r := (*Replica)(h)
 	r.wit.reset()
 	if leading {
+		// The pool of a leader holds what its log holds unapplied, so that
+		// a speculative reply sees the pending writes it must not run
+		// ahead of. Entries of earlier terms are in the log but were never
+		// appended by this leader: without them a new leader answered a
+		// read from an applied state that lacked a committed write
+		// (TestNewLeaderDoesNotReadAheadOfItsLog).
+		r.EachUnapplied(func(_ uint64, req *wire.Request) { r.pool.Add(&req.Op, req.PrevWeak) })
 		r.startRecovery()
 		return
 	}

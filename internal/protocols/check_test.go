@@ -484,3 +484,23 @@ func requireNothingLingers(t *testing.T, name string, n int, seed uint64) {
 			seed, n, id, held, records, m.AwaitingReply, m.InFlight, m.Batch, res.faults)
 	}
 }
+
+// TestNewLeaderDoesNotReadAheadOfItsLog replays the long-mode seeds that
+// found it (CURP-HT, N = 3 seed 5609 and N = 5 seed 2848). A new leader's
+// log held a committed write of an earlier term it had not applied yet; its
+// pool, which a speculative reply checks for pending writes on the key,
+// held only what it had appended itself, so it answered a read from the
+// applied state without the write, the witnesses (whose records of the
+// write had gone with the commit) agreed, and the read returned the older
+// value on the fast path (S1; W1 at N = 5). A new leader now pools its
+// log's unapplied entries before it serves.
+func TestNewLeaderDoesNotReadAheadOfItsLog(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		seed uint64
+	}{{3, 5609}, {5, 2848}} {
+		res := checkedRun(t, "curp-ht", tc.n, tc.seed, mutation{faults: true})
+		require.NoError(t, res.Err, "seed %d", tc.seed)
+		require.True(t, res.Clean(), "n=%d seed %d: %v\nfaults:\n%s", tc.n, tc.seed, res.Violations, res.faults)
+	}
+}

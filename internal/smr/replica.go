@@ -333,6 +333,10 @@ func (r *Replica) noteLogged() {
 	r.eachUnapplied(func(_ uint64, req *wire.Request) { r.logged[req.Op.ID] = struct{}{} })
 }
 
+// EachUnapplied hands fn every operation in the log after the applied
+// state, in log order.
+func (r *Replica) EachUnapplied(fn func(index uint64, req *wire.Request)) { r.eachUnapplied(fn) }
+
 // eachUnapplied hands fn every operation in the log after the applied state.
 func (r *Replica) eachUnapplied(fn func(index uint64, req *wire.Request)) {
 	// The applied state may predate the log's first entry: a new
