@@ -504,3 +504,16 @@ func TestNewLeaderDoesNotReadAheadOfItsLog(t *testing.T) {
 		require.True(t, res.Clean(), "n=%d seed %d: %v\nfaults:\n%s", tc.n, tc.seed, res.Violations, res.faults)
 	}
 }
+
+// TestWeakReadAfterALeaderRanAheadEnds replays the long-mode seed that
+// found it (CURP-HO, N = 3, seed 5272): a session's floor held a
+// speculative position a deposed leader had given beyond anything the
+// cluster logged later; the workload then ended, the log never grew to that
+// index, and the session's weak read waited forever. A position a later
+// term's committed entry has passed over is now lost, and the read goes to
+// the strong path.
+func TestWeakReadAfterALeaderRanAheadEnds(t *testing.T) {
+	res := checkedRun(t, "curp-ho", 3, 5272, mutation{faults: true})
+	require.NoError(t, res.Err)
+	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+}

@@ -108,6 +108,8 @@ func (t *Reads) Check(log Log, req *wire.Request) Verdict {
 		// Committed with another term, or compacted past knowing: the
 		// speculation is not what the log holds there.
 		return Lost
+	case t.supersededBefore(log, spec):
+		return Lost
 	}
 	return Wait
 }
@@ -117,6 +119,20 @@ func (t *Reads) Check(log Log, req *wire.Request) Verdict {
 func (t *Reads) holds(log Log, pos wire.Position) bool {
 	term, ok := log.Term(pos.Index)
 	return ok && term == pos.Term && t.seen(pos.Index)
+}
+
+// supersededBefore reports whether the log committed, before pos, an
+// entry of a later term than pos's. A log's terms only grow, so no log can
+// ever hold pos: the speculation was replayed elsewhere. Without this a read
+// whose speculating leader had run ahead of what the cluster ever logged
+// would wait for the log to reach pos's index, which it may never do.
+func (t *Reads) supersededBefore(log Log, pos wire.Position) bool {
+	c := log.Committed()
+	if c == 0 || c >= pos.Index || !t.seen(c) {
+		return false
+	}
+	term, ok := log.Term(c)
+	return ok && term > pos.Term
 }
 
 // seen reports whether the gate has seen the log up to index appended.

@@ -79,6 +79,22 @@ func TestSpeculativeFloorNeedsThatVeryEntry(t *testing.T) {
 	require.Equal(t, Lost, g.Check(l, read(1, 0, wire.Position{Term: 3, Index: 4})))
 }
 
+// A deposed leader speculated at index 6 of term 3; the cluster moved on in
+// term 4 and its log never reached index 6 (nothing more was written).
+// Waiting for index 6 would wait forever; term 4 committed at 4 proves no
+// log holds term 3's entry at 6.
+func TestSpeculationBeyondALaterTermIsLost(t *testing.T) {
+	l := &fakeLog{terms: []uint64{1, 1, 3, 4}, committed: 3, applied: 3}
+	g := NewReads()
+	appendAll(g, l)
+	require.Equal(t, Wait, g.Check(l, read(1, 0, wire.Position{Term: 3, Index: 6})),
+		"committed up to term 3 only: term 3's leader may still extend it to 6")
+	l.committed = 4
+	require.Equal(t, Lost, g.Check(l, read(1, 0, wire.Position{Term: 3, Index: 6})))
+	require.Equal(t, Wait, g.Check(l, read(1, 0, wire.Position{Term: 4, Index: 6})),
+		"term 4's own entry at 6 may yet come")
+}
+
 func TestSpeculativeFloorWaitsForWritesBeforeIt(t *testing.T) {
 	l := &fakeLog{terms: []uint64{1, 1, 2, 2}, committed: 2, applied: 2}
 	g := NewReads()
