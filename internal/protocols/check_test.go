@@ -349,6 +349,15 @@ func TestCheckedFaults(t *testing.T) {
 	}
 }
 
+// requireSeedClean replays one seed of the checked simulation under faults
+// and requires it to complete with a clean history.
+func requireSeedClean(t *testing.T, protocol string, n int, seed uint64) {
+	t.Helper()
+	res := checkedRun(t, protocol, n, seed, mutation{faults: true})
+	require.NoError(t, res.Err, "%s n=%d seed %d", protocol, n, seed)
+	require.True(t, res.Clean(), "%s n=%d seed %d: %v\nfaults:\n%s", protocol, n, seed, res.Violations, res.faults)
+}
+
 // TestHOReplayWaitsOnlyForUnloggedWrites replays the checked-faults seed
 // that found it (CURP-HO, N = 5, seed 88, 64 keys): a new leader held the
 // replay of a session's weak writes until their predecessor was logged,
@@ -358,9 +367,7 @@ func TestCheckedFaults(t *testing.T) {
 // older value (S1). A replay now waits only for a predecessor not in the
 // leader's log.
 func TestHOReplayWaitsOnlyForUnloggedWrites(t *testing.T) {
-	res := checkedRun(t, "curp-ho", 5, 88, mutation{faults: true})
-	require.NoError(t, res.Err)
-	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+	requireSeedClean(t, "curp-ho", 5, 88)
 }
 
 // TestWeakReadsDoNotTrustSpeculativeSlots replays the checked-faults seeds
@@ -380,9 +387,7 @@ func TestWeakReadsDoNotTrustSpeculativeSlots(t *testing.T) {
 		seed     uint64
 	}{{"curp-ht", 5, 736}, {"curp-ho", 3, 1704}, {"curp-ho", 5, 483}, {"curp-ht", 5, 197}} {
 		t.Run(fmt.Sprintf("%s/n=%d/seed=%d", tc.protocol, tc.n, tc.seed), func(t *testing.T) {
-			res := checkedRun(t, tc.protocol, tc.n, tc.seed, mutation{faults: true})
-			require.NoError(t, res.Err)
-			require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+			requireSeedClean(t, tc.protocol, tc.n, tc.seed)
 		})
 	}
 }
@@ -404,9 +409,7 @@ func TestWeakReadsDoNotTrustSpeculativeSlots(t *testing.T) {
 // and otherwise the witnesses' votes (ranked pairs).
 func TestHOReplayFollowsPreviousWeakWrites(t *testing.T) {
 	for _, seed := range []uint64{1374, 1082, 2640, 252} {
-		res := checkedRun(t, "curp-ho", 5, seed, mutation{faults: true})
-		require.NoError(t, res.Err, "seed %d", seed)
-		require.True(t, res.Clean(), "seed %d: %v\nfaults:\n%s", seed, res.Violations, res.faults)
+		requireSeedClean(t, "curp-ho", 5, seed)
 	}
 }
 
@@ -417,9 +420,7 @@ func TestHOReplayFollowsPreviousWeakWrites(t *testing.T) {
 // the read missed the session's own write (W1). A weak read now waits until
 // its replica holds the session's earlier weak writes.
 func TestHOWeakReadsWaitForTheirSessionsWrites(t *testing.T) {
-	res := checkedRun(t, "curp-ho", 3, 2329, mutation{faults: true})
-	require.NoError(t, res.Err)
-	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+	requireSeedClean(t, "curp-ho", 3, 2329)
 }
 
 // TestHOWeakReadsStayAfterEarlyReads replays the checked-faults seed that
@@ -429,9 +430,7 @@ func TestHOWeakReadsWaitForTheirSessionsWrites(t *testing.T) {
 // back to the older value (W2). Weak reads now name such writes
 // (Request.ReadAfter) and wait until their replica applied them.
 func TestHOWeakReadsStayAfterEarlyReads(t *testing.T) {
-	res := checkedRun(t, "curp-ho", 3, 2903, mutation{faults: true})
-	require.NoError(t, res.Err)
-	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+	requireSeedClean(t, "curp-ho", 3, 2903)
 }
 
 // TestNothingLingersAfterFaults: once a faulty run's operations all
@@ -499,9 +498,7 @@ func TestNewLeaderDoesNotReadAheadOfItsLog(t *testing.T) {
 		n    int
 		seed uint64
 	}{{3, 5609}, {5, 2848}} {
-		res := checkedRun(t, "curp-ht", tc.n, tc.seed, mutation{faults: true})
-		require.NoError(t, res.Err, "seed %d", tc.seed)
-		require.True(t, res.Clean(), "n=%d seed %d: %v\nfaults:\n%s", tc.n, tc.seed, res.Violations, res.faults)
+		requireSeedClean(t, "curp-ht", tc.n, tc.seed)
 	}
 }
 
@@ -513,7 +510,5 @@ func TestNewLeaderDoesNotReadAheadOfItsLog(t *testing.T) {
 // term's committed entry has passed over is now lost, and the read goes to
 // the strong path.
 func TestWeakReadAfterALeaderRanAheadEnds(t *testing.T) {
-	res := checkedRun(t, "curp-ho", 3, 5272, mutation{faults: true})
-	require.NoError(t, res.Err)
-	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+	requireSeedClean(t, "curp-ho", 3, 5272)
 }

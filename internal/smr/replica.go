@@ -121,7 +121,7 @@ func New(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 // sees them appended, as if the replica had never stopped.
 func (r *Replica) SetProtocol(p Protocol) {
 	r.proto = p
-	r.eachUnapplied(p.Appended)
+	r.EachUnapplied(p.Appended)
 }
 
 // restoreStore rebuilds the applied state a replica starts from: the last
@@ -330,15 +330,12 @@ func (r *Replica) Logged(id wire.OpID) bool {
 // noteLogged records, as a new leader, the unapplied operations its log
 // already holds. A leader's log only grows, so they stay logged.
 func (r *Replica) noteLogged() {
-	r.eachUnapplied(func(_ uint64, req *wire.Request) { r.logged[req.Op.ID] = struct{}{} })
+	r.EachUnapplied(func(_ uint64, req *wire.Request) { r.logged[req.Op.ID] = struct{}{} })
 }
 
 // EachUnapplied hands fn every operation in the log after the applied
 // state, in log order.
-func (r *Replica) EachUnapplied(fn func(index uint64, req *wire.Request)) { r.eachUnapplied(fn) }
-
-// eachUnapplied hands fn every operation in the log after the applied state.
-func (r *Replica) eachUnapplied(fn func(index uint64, req *wire.Request)) {
+func (r *Replica) EachUnapplied(fn func(index uint64, req *wire.Request)) {
 	// The applied state may predate the log's first entry: a new
 	// cluster's first snapshot holds no state.
 	lo, hi := max(r.store.Applied()+1, r.log.FirstIndex()), r.log.LastIndex()+1
