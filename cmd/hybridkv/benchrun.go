@@ -257,7 +257,26 @@ func (r *benchRun) draw(reports []*stats.Report, series map[string]*plot.SweepSe
 	if err := plot.Classes(reports, filepath.Join(r.dir, "classes.png")); err != nil {
 		return err
 	}
+	if faulted := withTimelines(reports); len(faulted) > 1 {
+		path := filepath.Join(r.dir, "recovery.png")
+		if err := plot.Recovery(faulted, path); err != nil {
+			return err
+		}
+		fmt.Fprintf(r.cmd.OutOrStdout(), "throughput over time of every run with its faults: %s\n", path)
+	}
 	return plot.CDFs(reports, filepath.Join(r.dir, "cdf.png"))
+}
+
+// withTimelines are the reports of runs that suffered faults, which carry a
+// throughput timeline.
+func withTimelines(reports []*stats.Report) []*stats.Report {
+	var out []*stats.Report
+	for _, rep := range reports {
+		if rep.Timeline != nil {
+			out = append(out, rep)
+		}
+	}
+	return out
 }
 
 func writeFile(path string, write func(*os.File) error) error {

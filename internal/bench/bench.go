@@ -83,7 +83,7 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 	}
 	start := time.Now()
 	r := &run{cfg: &cfg, opts: o, procs: procs, start: start, steps: steps}
-	if o.Nemesis != nil {
+	if o.Nemesis != nil || o.Crash != nil {
 		r.faults = newFaultLog(start, o.Progress)
 	}
 	if o.HistoryPath != "" {
@@ -103,8 +103,10 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 		return nil, nil, err
 	}
 	report.Notes = append(report.Notes, r.outage.notes(start)...)
-	if r.faults != nil {
+	if o.Nemesis != nil {
 		report.Notes = append(report.Notes, scheduleNotes(o.Nemesis, steps, &cfg)...)
+	}
+	if r.faults != nil {
 		r.faults.fill(report, r.sites())
 	}
 	if r.history != nil {

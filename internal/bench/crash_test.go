@@ -67,6 +67,12 @@ func TestCrashRestartRealProcesses(t *testing.T) {
 				require.Contains(t, notes, "restarted from disk")
 				require.Contains(t, notes, "replicas converged: 3 running")
 				require.Contains(t, notes, "read strongly after the run, 0 failed")
+				// The crash is in the report's fault record, healed at the
+				// restart, with the throughput timeline around it.
+				require.Len(t, rep.Faults, 1)
+				require.Equal(t, "kill", rep.Faults[0].Kind)
+				require.InDelta(t, 0.5, rep.Faults[0].HealedS-rep.Faults[0].AtS, 0.4)
+				require.NotNil(t, rep.Timeline)
 			})
 		}
 	}

@@ -129,6 +129,12 @@ func (l *faultLog) fill(rep *stats.Report, sites []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	rep.Faults = append([]stats.Fault(nil), l.faults...)
+	end := time.Since(l.start).Seconds()
+	for i := range rep.Faults {
+		if rep.Faults[i].HealedS < rep.Faults[i].AtS {
+			rep.Faults[i].HealedS = end // never healed: in force to the end
+		}
+	}
 	rep.FaultSites = sites
 	tl := &stats.Timeline{BucketMs: int(timelineBucket / time.Millisecond), Ops: make(map[string][]int64)}
 	for c, counts := range l.timeline {
@@ -137,7 +143,7 @@ func (l *faultLog) fill(rep *stats.Report, sites []string) {
 		}
 	}
 	rep.Timeline = tl
-	rep.Notes = append(rep.Notes, "nemesis log:")
+	rep.Notes = append(rep.Notes, "fault log:")
 	for _, line := range l.lines {
 		rep.Notes = append(rep.Notes, "  "+line)
 	}

@@ -97,8 +97,14 @@ func (r *run) crashAt(ctx context.Context, start time.Time, c Crash) (stop func(
 		for _, id := range victims {
 			r.procs.Proc(id).Kill()
 		}
-		r.outage.killed(what, time.Now(), nil)
+		killedAt := time.Now()
+		r.outage.killed(what, killedAt, nil)
 		r.fault("SIGKILL " + what)
+		// The crash is also a fault of the run's fault log, so the report
+		// carries its unavailability per client site and the throughput
+		// timeline around it.
+		fault := r.faults.inject("kill", "SIGKILL "+what, killedAt, r.sites())
+		r.faults.logf("inject kill        SIGKILL %s", what)
 		if c.RestartAfter <= 0 || !sleepUntil(ctx, time.Now().Add(c.RestartAfter)) {
 			return
 		}
@@ -108,8 +114,11 @@ func (r *run) crashAt(ctx context.Context, start time.Time, c Crash) (stop func(
 				return
 			}
 		}
-		r.outage.restarted(time.Now(), nil)
+		restartedAt := time.Now()
+		r.outage.restarted(restartedAt, nil)
 		r.fault("restarted " + what + " from disk")
+		r.faults.healed(fault, restartedAt)
+		r.faults.logf("healed kill        restarted %s from disk", what)
 	})
 	return func() {
 		if timer.Stop() {

@@ -42,8 +42,61 @@ func faultColor(kind string) color.NRGBA {
 // linear and starts at zero, since what the figure shows is the drop to
 // zero and the climb back.
 func Faults(r *stats.Report, path string) error {
-	if r == nil || r.Timeline == nil || r.Timeline.BucketMs <= 0 {
+	if r == nil {
 		return errors.New("plot: report has no throughput timeline")
+	}
+	p, legend, err := faultPanel(r)
+	if err != nil {
+		return err
+	}
+	title := withShape(fmt.Sprintf("%s: throughput over time, faults shaded from injection to heal", seriesName(r, 0)),
+		[]*stats.Report{r})
+	return save(path, faultsW, faultsH, func(dc draw.Canvas) { drawGrid(dc, title, legend, [][]*plot.Plot{{p}}) })
+}
+
+// Recovery stacks the failure-recovery panels of several runs (one per
+// protocol, say, each through the same fault) on one time axis, so the
+// drops and climbs back can be compared.
+func Recovery(reports []*stats.Report, path string) error {
+	if err := checkReports(reports); err != nil {
+		return err
+	}
+	var rows [][]*plot.Plot
+	var legend []legendEntry
+	seen := make(map[string]bool)
+	end := 0.0
+	for i, r := range reports {
+		p, entries, err := faultPanel(r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", seriesName(r, i), err)
+		}
+		p.Title.Text = seriesName(r, i)
+		for _, e := range entries {
+			if !seen[e.name] {
+				seen[e.name] = true
+				legend = append(legend, e)
+			}
+		}
+		end = max(end, p.X.Max)
+		rows = append(rows, []*plot.Plot{p})
+	}
+	for _, row := range rows {
+		row[0].X.Max = end
+	}
+	title := withShape("throughput over time, faults shaded from injection to heal", reports)
+	return save(path, faultsW, recoveryH(len(rows)), func(dc draw.Canvas) {
+		drawGrid(dc, title, legend, rows)
+	})
+}
+
+// recoveryH is the height of the Recovery figure of n runs.
+func recoveryH(n int) vg.Length { return vg.Length(n)*faultsH/2 + vg.Inch }
+
+// faultPanel is one run's throughput per class over time with its faults
+// shaded, and the legend entries it uses.
+func faultPanel(r *stats.Report) (*plot.Plot, []legendEntry, error) {
+	if r.Timeline == nil || r.Timeline.BucketMs <= 0 {
+		return nil, nil, errors.New("plot: report has no throughput timeline")
 	}
 	tl := r.Timeline
 	p := newPlot()
@@ -65,7 +118,7 @@ func Faults(r *stats.Report, path string) error {
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
-			return fmt.Errorf("plot: %s timeline: %w", name, err)
+			return nil, nil, fmt.Errorf("plot: %s timeline: %w", name, err)
 		}
 		l.Color = seriesColor(i)
 		l.Width = vg.Points(1)
@@ -74,7 +127,7 @@ func Faults(r *stats.Report, path string) error {
 		end = max(end, float64(len(counts))*bucket)
 	}
 	if len(legend) == 0 {
-		return errors.New("plot: the timeline has no completed operations")
+		return nil, nil, errors.New("plot: the timeline has no completed operations")
 	}
 	seen := make(map[string]bool)
 	for _, f := range r.Faults {
@@ -88,9 +141,7 @@ func Faults(r *stats.Report, path string) error {
 	p.Y.Min = 0
 	p.X.Tick.Marker = linearTicks{}
 	p.Y.Tick.Marker = linearTicks{}
-	title := withShape(fmt.Sprintf("%s: throughput over time, faults shaded from injection to heal", seriesName(r, 0)),
-		[]*stats.Report{r})
-	return save(path, faultsW, faultsH, func(dc draw.Canvas) { drawGrid(dc, title, legend, [][]*plot.Plot{{p}}) })
+	return p, legend, nil
 }
 
 // faultBands shades each fault's interval over the full height of the

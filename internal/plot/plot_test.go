@@ -126,6 +126,36 @@ var figures = []struct {
 	{"cdfs", func(path string) error { return CDFs(comparison(), path) }, cdfsW, cdfsH},
 	{"sweep", func(path string) error { return Sweep(sweep(), path) }, sweepW, sweepH},
 	{"over-time", func(path string) error { return OverTime(overTime(), path) }, overTimeW, overTimeH},
+	{"faults", func(path string) error { return Faults(faulted("curpht"), path) }, faultsW, faultsH},
+	{"recovery", func(path string) error {
+		return Recovery([]*stats.Report{faulted("curp"), faulted("curpht"), faulted("raft")}, path)
+	}, faultsW, recoveryH(3)},
+}
+
+// faulted is a 30 s run whose throughput drops to zero for 2 s after a
+// leader is killed at 10 s and restarted at 13 s.
+func faulted(protocol string) *stats.Report {
+	tl := &stats.Timeline{BucketMs: 100, Ops: map[string][]int64{}}
+	for b := range 300 {
+		n := int64(300)
+		if b >= 100 && b < 120 {
+			n = 0
+		}
+		tl.Ops[classNames[0]] = append(tl.Ops[classNames[0]], n)
+		tl.Ops[classNames[2]] = append(tl.Ops[classNames[2]], 2*n)
+	}
+	return &stats.Report{Protocol: protocol, Timeline: tl, Faults: []stats.Fault{
+		{Kind: "kill", What: "SIGKILL leader replica 1", AtS: 10, HealedS: 13},
+	}}
+}
+
+func TestFaultFiguresNeedATimeline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.png")
+	require.Error(t, Faults(&stats.Report{Protocol: "x"}, path))
+	require.Error(t, Recovery([]*stats.Report{faulted("curp"), {Protocol: "x"}}, path))
+	require.Error(t, Recovery(nil, path))
+	_, err := os.Stat(path)
+	require.True(t, os.IsNotExist(err))
 }
 
 // overTime is a 60 s curpht run whose throughput sags while replica 3's
