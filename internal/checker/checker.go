@@ -65,6 +65,9 @@ func Check(f *history.File, o Options) Result {
 	}
 	rep := newReporter(o.MaxPerProperty)
 	checkReplicas(f.Replicas, rep)
+	if err := checkAppliedLog(f, rep); err != nil {
+		return Result{Err: err, Duration: time.Since(start)}
+	}
 	h, err := index(f, rep)
 	if err != nil {
 		return Result{Err: err, Duration: time.Since(start)}

@@ -56,10 +56,15 @@
 // puts).
 //
 // E1 compares the final digests of replicas that applied the same number
-// of slots. X1 flags an identity recorded twice with different results;
-// whether a retried put was applied twice cannot be told from values read
-// back (the second application writes the same value) and is left to the
-// replicas' deduplication tests.
+// of slots. X1 flags an identity recorded twice with different results.
+// Whether a retried put was applied twice cannot always be told from
+// values read back (the second application writes the same value), so when
+// the run hands over its committed log (History.Log; the simulator does)
+// X1 is also checked against what the replicas applied: the log replayed
+// with each identity taking effect once, at its first appearance, must
+// give each replica's digest at its applied index. That catches a retry
+// applied again after another write to its key, and a logged write skipped
+// as a duplicate it was not.
 //
 // # Limits
 //

@@ -136,7 +136,9 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	require.NoError(t, err, "seed %d (n=%d); faults:\n%s", seed, n, log)
 	// Divergent replicas are the checker's to report (E1).
 	_, sts := s.Converged(30 * time.Second)
-	f := &history.File{Events: res.Events}
+	committed, err := s.CommittedLog()
+	require.NoError(t, err, "seed %d (n=%d)", seed, n)
+	f := &history.File{Events: res.Events, Log: committed}
 	for _, st := range sts {
 		f.Replicas = append(f.Replicas, history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
 	}

@@ -25,6 +25,10 @@ type MemDisk struct {
 	pending memState // synced plus the writes not synced yet
 	syncs   uint64
 	snaps   uint64
+	// committed keeps every entry this disk held synced while its synced
+	// hard state said it was committed, compaction notwithstanding, so a
+	// test can replay the whole log (see Committed).
+	committed map[uint64]*raftpb.Entry
 }
 
 type memState struct {
@@ -107,6 +111,38 @@ func (d *MemDisk) maybeSync() {
 	if d.Fsync {
 		d.synced = d.pending.copy()
 		d.syncs++
+		d.noteCommitted()
+	}
+}
+
+// noteCommitted adds the synced entries the synced commit index covers to
+// committed; those of the end of the log first, since older ones are
+// usually noted already.
+func (d *MemDisk) noteCommitted() {
+	commit := d.synced.hs.GetCommit()
+	if d.committed == nil {
+		d.committed = make(map[uint64]*raftpb.Entry)
+	}
+	for i := len(d.synced.ents) - 1; i >= 0; i-- {
+		e := d.synced.ents[i]
+		if e.GetIndex() > commit {
+			continue
+		}
+		if _, ok := d.committed[e.GetIndex()]; ok {
+			break
+		}
+		d.committed[e.GetIndex()] = e
+	}
+}
+
+// Committed calls fn with each entry this disk held as committed, in no
+// particular order: the log a replica applied, kept for tests that replay
+// it. Entries that reached the replica inside a snapshot are not in it.
+func (d *MemDisk) Committed(fn func(*raftpb.Entry)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, e := range d.committed {
+		fn(e)
 	}
 }
 
