@@ -11,7 +11,9 @@ var broken struct {
 	// logInRecovery: a recovering leader logs weak-path requests before
 	// its replay.
 	logInRecovery bool
-	// replayUnordered: replays skip the session's weak-write order.
+	// replayUnordered: replays skip the session's weak-write order, both
+	// in the replay's order and in CURP-HO's hold of a replay until the
+	// session's previous weak write is logged.
 	replayUnordered bool
 	// trustRestarted: a restarted witness whose records were lost counts
 	// as complete.
