@@ -28,6 +28,9 @@ type Store struct {
 	sessions map[uint64]*session
 	applied  uint64
 	digest   uint64
+	// valueBytes sums the lengths of data's values, so a snapshot knows
+	// its size without a pass over the map.
+	valueBytes int
 }
 
 // New returns an empty store.
@@ -99,9 +102,11 @@ func (s *Store) execute(slot uint64, op *wire.Op) Result {
 		old, had := s.data[op.Key]
 		if had {
 			s.digest ^= entryHash(op.Key, old.Value)
+			s.valueBytes -= len(old.Value)
 		}
 		s.data[op.Key] = Version{Value: op.Value, Slot: slot}
 		s.digest ^= entryHash(op.Key, op.Value)
+		s.valueBytes += len(op.Value)
 		return Result{Slot: slot}
 	}
 	v, ok := s.data[op.Key]

@@ -105,3 +105,26 @@ func BenchmarkSnapshot(b *testing.B) {
 		_ = s.Snapshot()
 	}
 }
+
+// TestSnapshotSizeBound: the size a snapshot reserves, kept up to date as
+// values are overwritten and restored, bounds the encoding, so it is
+// written into one allocation.
+func TestSnapshotSizeBound(t *testing.T) {
+	s := New()
+	s.Apply(1, put(7, 1, 9, "a long first value"), 0)
+	s.Apply(2, put(7, 2, 9, "b"), 0)
+	s.Apply(3, put(8, 1, 4, "another value"), 0)
+	sum := func(st *Store) (n int) {
+		for _, v := range st.data {
+			n += len(v.Value)
+		}
+		return n
+	}
+	require.Equal(t, sum(s), s.valueBytes)
+	snap := s.Snapshot()
+	require.LessOrEqual(t, len(snap), s.snapshotSize())
+	r, err := Restore(snap)
+	require.NoError(t, err)
+	require.Equal(t, sum(r), r.valueBytes)
+	require.Equal(t, 1.0, testing.AllocsPerRun(10, func() { _ = s.Snapshot() }))
+}
