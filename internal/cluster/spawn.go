@@ -130,7 +130,7 @@ func (ps *Processes) spawnOne(id uint64) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	debug, err := freeAddr()
+	debug, err := ps.debugAddr(id)
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +156,36 @@ func (ps *Processes) spawnOne(id uint64) (*Process, error) {
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// pickDebugPort finds a free loopback port; tests replace it.
+var pickDebugPort = freeAddr
+
+// debugAddr is where replica id serves its debug endpoints: where its
+// previous process did, so the address stays the same across restarts, or
+// else a free loopback port that no replica is configured to listen on — a
+// replica that is down leaves its port free, and a debug server there would
+// take it from the replica's restart (and fault requests meant for the
+// debug server would reach the replica's transport). ps.mu is held or the
+// processes are not shared yet.
+func (ps *Processes) debugAddr(id uint64) (string, error) {
+	taken := make(map[string]bool)
+	for _, r := range ps.cfg.Replicas {
+		taken[r.Addr] = true
+	}
+	for _, p := range ps.procs {
+		if p.ID == id {
+			return p.DebugAddr, nil
+		}
+		taken[p.DebugAddr] = true
+	}
+	for range 100 {
+		addr, err := pickDebugPort()
+		if err != nil || !taken[addr] {
+			return addr, err
+		}
+	}
+	return "", errors.New("no free loopback port for a debug address")
 }
 
 func waitListening(ctx context.Context, addr string, p *Process) error {
