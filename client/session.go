@@ -20,7 +20,10 @@ func (s *Session) ID() uint64 { return s.id }
 
 // Submit starts an operation and returns at once; done is called exactly
 // once with the outcome, on the client's event loop goroutine, so it must not
-// block (it may Submit again, but must not Close the client). The value is
+// block (it may Submit again, but must not Close the client). On a closed
+// client done runs with ErrClosed before Submit returns, on the caller's
+// goroutine: a done that submits again must stop doing so on ErrClosed (or
+// hold no lock it takes itself), or it recurses. The value is
 // sent as it is: the caller must not modify it until done runs.
 func (s *Session) Submit(kind Kind, key uint64, value []byte, level Level, done func(Result)) {
 	c := &call{session: s.id, op: wire.Op{Kind: kind, Key: key, Value: value, Level: level},

@@ -270,11 +270,11 @@ func (r *run) measure(ctx context.Context) (*stats.Report, error) {
 	cpuStart := r.cpu()
 	if b.Reqs == 0 {
 		if !sleepUntil(ctx, windowStart) {
-			return nil, ctx.Err()
+			return nil, r.interrupted(ctx)
 		}
 		cpuStart = r.cpu()
 		if !sleepUntil(ctx, windowEnd) {
-			return nil, ctx.Err()
+			return nil, r.interrupted(ctx)
 		}
 	}
 	cpuEnd := r.cpu()
@@ -291,6 +291,13 @@ func (r *run) measure(ctx context.Context) (*stats.Report, error) {
 		cpuEnd = r.cpu()
 	}
 	return r.report(cpuStart, cpuEnd), nil
+}
+
+// interrupted stops the sessions issuing when the run is cut short, so
+// that closing the clients fails what is in flight and nothing more.
+func (r *run) interrupted(ctx context.Context) error {
+	r.stopped.Store(true)
+	return ctx.Err()
 }
 
 // drain waits for every session to finish what it has in flight. In

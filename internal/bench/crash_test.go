@@ -92,3 +92,31 @@ func TestBlankDataDirIsRefused(t *testing.T) {
 	require.Contains(t, string(out), "holds no state and --bootstrap was not given")
 	require.Contains(t, string(out), "could vote twice in a term")
 }
+
+// TestRunStopsWhenInterrupted: a run whose context ends (Ctrl-C) returns at
+// once, its replicas stopped. Closing the clients failed the operations in
+// flight, each failure issued the next operation on the closed client, and
+// that failed under the session's lock: the run hung for good.
+func TestRunStopsWhenInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	cfg := config.Default()
+	cfg.Network.OneWayMs = 5
+	cfg.Bench.WarmupS = 0.5
+	cfg.Bench.DurationS = 60
+	cfg.Bench.Pendings = 4
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(2*time.Second, cancel)
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := bench.Run(ctx, bench.Options{Config: cfg, Binary: binary, WorkDir: t.TempDir()})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not return after its context ended")
+	}
+}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,7 +91,9 @@ func (d *driver) done(class stats.Class, r client.Result) {
 		}
 	}
 	d.ops.Add(1)
-	if d.more() {
+	// A closed client fails a submission before Submit returns, which
+	// would call done again under d.mu.
+	if d.more() && !errors.Is(r.Err, client.ErrClosed) {
 		d.issue()
 	}
 	d.maybeDrained()
