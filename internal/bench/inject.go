@@ -148,13 +148,7 @@ func (r *run) inject(ctx context.Context, s *faultStep) (what string, heal func(
 		for _, id := range ids {
 			r.procs.Proc(id).Kill()
 		}
-		return "SIGKILL every replica", func() error {
-			var errs []error
-			for _, id := range ids {
-				errs = append(errs, r.procs.Restart(ctx, id))
-			}
-			return errors.Join(errs...)
-		}, nil
+		return "SIGKILL every replica", func() error { return r.procs.RestartAll(ctx, ids) }, nil
 	}
 	return "", func() error { return nil }, fmt.Errorf("unknown fault %s/%s", s.kind, s.variant)
 }

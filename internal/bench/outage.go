@@ -108,11 +108,9 @@ func (r *run) crashAt(ctx context.Context, start time.Time, c Crash) (stop func(
 		if c.RestartAfter <= 0 || !sleepUntil(ctx, time.Now().Add(c.RestartAfter)) {
 			return
 		}
-		for _, id := range victims {
-			if err := r.procs.Restart(ctx, id); err != nil {
-				r.outage.restarted(time.Now(), err)
-				return
-			}
+		if err := r.procs.RestartAll(ctx, victims); err != nil {
+			r.outage.restarted(time.Now(), err)
+			return
 		}
 		restartedAt := time.Now()
 		r.outage.restarted(restartedAt, nil)

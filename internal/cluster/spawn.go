@@ -113,6 +113,18 @@ func (ps *Processes) Restart(ctx context.Context, id uint64) error {
 	return nil
 }
 
+// RestartAll restarts the replicas ids at once, as machines coming back
+// from a power cut would, and waits until each accepts connections.
+func (ps *Processes) RestartAll(ctx context.Context, ids []uint64) error {
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() { errs[i] = ps.Restart(ctx, id) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // Proc returns replica id's process.
 func (ps *Processes) Proc(id uint64) *Process {
 	ps.mu.Lock()

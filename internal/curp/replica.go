@@ -61,6 +61,9 @@ type Replica struct {
 	wit        witnesses
 	// records makes the pool durable; nil keeps it in memory only.
 	records witness.Log
+	// forgotBelow is, per session with pooled records, the floor up to
+	// which its records were dropped (see forgetAcked).
+	forgotBelow map[uint64]uint64
 }
 
 type queued struct {
@@ -75,7 +78,7 @@ func NewReplica(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Replica{Replica: base, ext: opts.Extension, pool: witness.New(),
+	r := &Replica{Replica: base, ext: opts.Extension, pool: witness.New(), forgotBelow: make(map[uint64]uint64),
 		retryTicks: max(1, opts.RecoveryRetryTicks), records: cfg.Records,
 		// A restarted witness is complete if its records survived.
 		wit: newWitnesses(cfg.Rand.Uint64(), !base.Restarted() || cfg.Records != nil || broken.trustRestarted)}
@@ -272,18 +275,39 @@ func (r *Replica) appended(index uint64, req *wire.Request) {
 }
 
 // forgetAcked drops records of a session's operations that its client has
-// moved past: they are applied or abandoned, and a stale record would
-// otherwise block the fast path on its key forever.
+// moved past (below the session's floor): they are applied or abandoned,
+// and a stale record would otherwise block the fast path on its key
+// forever. It runs after every applied operation, so it costs what the
+// floor moved, not what the session has pooled: a replica replaying its
+// log after a restart holds thousands of records per session, and looking
+// at all of them for every entry replayed kept it from voting for seconds.
 func (r *Replica) forgetAcked(session uint64) {
+	floor, from := r.Store().Floor(session), r.forgotBelow[session]
+	if floor <= from {
+		return
+	}
 	var stale []wire.OpID
-	r.pool.Session(session, func(rec *witness.Record) {
-		if _, outcome := r.Store().Lookup(rec.Op.ID); outcome == kvstore.Forgotten {
-			stale = append(stale, rec.Op.ID)
+	if floor-from <= uint64(r.pool.SessionLen(session)) {
+		for seq := from; seq < floor; seq++ {
+			if id := (wire.OpID{Session: session, Seq: seq}); r.pool.Get(id) != nil {
+				stale = append(stale, id)
+			}
 		}
-	})
+	} else {
+		r.pool.Session(session, func(rec *witness.Record) {
+			if rec.Op.ID.Seq < floor {
+				stale = append(stale, rec.Op.ID)
+			}
+		})
+	}
 	for _, id := range stale {
 		r.pool.Remove(id)
 		r.ForgetClient(id)
+	}
+	if r.pool.SessionLen(session) == 0 {
+		delete(r.forgotBelow, session)
+	} else {
+		r.forgotBelow[session] = floor
 	}
 }
 

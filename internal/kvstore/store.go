@@ -59,6 +59,15 @@ const (
 	Forgotten
 )
 
+// Floor is the session's floor: its client saw every operation below it
+// complete, and their results are forgotten. Zero for an unknown session.
+func (s *Store) Floor(session uint64) uint64 {
+	if ss := s.sessions[session]; ss != nil {
+		return ss.floor
+	}
+	return 0
+}
+
 // Lookup reports whether id was applied and, if its result is kept, the
 // result.
 func (s *Store) Lookup(id wire.OpID) (Result, Outcome) {

@@ -121,6 +121,9 @@ func removeRecord(rs []*Record, r *Record) []*Record {
 	return rs
 }
 
+// SessionLen counts the pooled operations of a session.
+func (p *Pool) SessionLen(session uint64) int { return len(p.bySession[session]) }
+
 // Session calls fn for each pooled operation of a session (in no order).
 func (p *Pool) Session(session uint64, fn func(*Record)) {
 	for _, r := range p.bySession[session] {
