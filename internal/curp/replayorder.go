@@ -27,20 +27,9 @@ import (
 // ordered by a vote of every witness that recorded both, and the orders are
 // taken strongest vote first, each unless it contradicts those taken
 // before (ranked pairs): a witness that saw an operation late is outvoted,
-// and no set of disagreements can leave a cycle.
-//
-// A tie goes to the operation more of the runs recorded, then to the first
-// witness that saw the two in turn. With f = 2 a tie is the one way the vote
-// can go wrong: A completed (recorded by all but ⌊f/2⌋ = 1 replica), B was
-// invoked after; of the f+1 runs heard, the one outside A's superquorum
-// recorded B then A, one inside recorded A then B, the third only A. Every
-// run inside the superquorum holds A, so A has three records and B two:
-// the count settles it. With f ≤ 3 a vote against the true order is
-// impossible: B needs ⌈f/2⌉+1 records, at most ⌊f/2⌋ of them outside A's
-// superquorum, so at least one vote is for A before B; only f = 2 allows
-// the tie. With f ≥ 4 (nine replicas or more) the vote can go wrong and
-// this order is not proven. Operations a session had in flight together
-// are concurrent and get no order but the witnesses'.
+// and no set of disagreements can leave a cycle. A tie goes to the first
+// witness that saw the two in turn. Operations a session had in flight
+// together are concurrent and get no order but the witnesses'.
 func replayOrder(lists [][]witness.Entry, threshold int) []witness.Entry {
 	g := newReplayGraph(lists, threshold)
 	if !broken.replayUnordered {
@@ -55,9 +44,7 @@ func replayOrder(lists [][]witness.Entry, threshold int) []witness.Entry {
 type replayGraph struct {
 	all   []witness.Entry
 	index map[wire.OpID]int
-	// records counts the runs that recorded each operation.
-	records []int
-	after   [][]int // after[a]: the operations ordered right after a
+	after [][]int // after[a]: the operations ordered right after a
 	// visit and stamp serve reachable's searches.
 	visit []int
 	stamp int
@@ -79,7 +66,6 @@ func newReplayGraph(lists [][]witness.Entry, threshold int) *replayGraph {
 		if counts[e.Op.ID] >= threshold {
 			g.index[e.Op.ID] = len(g.all)
 			g.all = append(g.all, e)
-			g.records = append(g.records, counts[e.Op.ID])
 		}
 	}
 	g.after = make([][]int, len(g.all))
@@ -103,8 +89,7 @@ func (g *replayGraph) sessionOrder() {
 
 // vote is one pair of operations that some witness recorded one right
 // after the other: first before second by margin witnesses more than the
-// other way round (on a tie, first is the one more runs recorded, then the
-// one seen first).
+// other way round (on a tie, first is the one seen first).
 type vote struct {
 	first, second int
 	margin        int
@@ -145,7 +130,7 @@ func (g *replayGraph) arrivalOrder(lists [][]witness.Entry) {
 				v.margin--
 			}
 		}
-		if v.margin < 0 || v.margin == 0 && g.records[v.second] > g.records[v.first] {
+		if v.margin < 0 {
 			v.first, v.second, v.margin = v.second, v.first, -v.margin
 		}
 	}
