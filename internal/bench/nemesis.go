@@ -121,6 +121,11 @@ const (
 	// settle is the time left after the last heal before the load stops,
 	// so the run ends on a healed cluster serving again.
 	settle = 2 * time.Second
+	// restartRoom is added to settle after a fault healed by restarting
+	// processes, which takes seconds of its own: a restart of every
+	// replica drawn just before the end was still under way when the load
+	// stopped, and its recovery went unmeasured.
+	restartRoom = 5 * time.Second
 )
 
 // schedule draws the faults of a run of length total on a cluster of n
@@ -150,7 +155,11 @@ func (n *Nemesis) schedule(total time.Duration, replicas, f int) []faultStep {
 			s.delay = time.Duration(50+rng.IntN(251)) * time.Millisecond
 			s.drop = 0.1 + 0.3*rng.Float64()
 		}
-		if at+s.length+settle > total {
+		end := at + s.length + settle
+		if s.kind == "kill" || s.kind == "restart-all" {
+			end += restartRoom
+		}
+		if end > total {
 			return steps
 		}
 		if s.kind != "restart-all" && s.down(replicas) > f {
