@@ -71,7 +71,9 @@ func TestCrashRestartRealProcesses(t *testing.T) {
 				// restart, with the throughput timeline around it.
 				require.Len(t, rep.Faults, 1)
 				require.Equal(t, "kill", rep.Faults[0].Kind)
-				require.InDelta(t, 0.5, rep.Faults[0].HealedS-rep.Faults[0].AtS, 0.4)
+				down := rep.Faults[0].HealedS - rep.Faults[0].AtS // the pause, then the restart
+				require.GreaterOrEqual(t, down, 0.5)
+				require.Less(t, down, 15.0)
 				require.NotNil(t, rep.Timeline)
 			})
 		}
