@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -115,10 +116,15 @@ func TestRunStopsWhenInterrupted(t *testing.T) {
 		_, _, err := bench.Run(ctx, bench.Options{Config: cfg, Binary: binary, WorkDir: t.TempDir()})
 		done <- err
 	}()
+	// Stopping takes seconds (each replica is given 5 s to exit); a hang
+	// is forever. On a loaded machine under the race detector the first
+	// can approach half a minute, so the limit is generous, and a failure
+	// shows where every goroutine was.
 	select {
 	case err := <-done:
 		require.ErrorIs(t, err, context.Canceled)
-	case <-time.After(30 * time.Second):
+	case <-time.After(90 * time.Second):
+		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
 		t.Fatal("the run did not return after its context ended")
 	}
 }
