@@ -142,9 +142,14 @@ func (r *benchRun) run(ctx context.Context) error {
 
 // one runs a single benchmark and prints its table.
 func (r *benchRun) one(ctx context.Context, cfg config.Config, label string) (*stats.Report, error) {
-	opts := bench.Options{Config: cfg, Logger: r.logger, WorkDir: filepath.Join(r.dir, "logs", cfg.Protocol+label),
+	// A sweep's runs are told apart by their label: curp-threads-64.
+	name := cfg.Protocol
+	if label != "" {
+		name += "-" + strings.ReplaceAll(label, "=", "-")
+	}
+	opts := bench.Options{Config: cfg, Logger: r.logger, WorkDir: filepath.Join(r.dir, "logs", name),
 		Crash: r.crash, TLS: r.tls, Nemesis: r.nemesis}
-	stem := filepath.Join(r.dir, cfg.Protocol+strings.ReplaceAll(label, "=", "-"))
+	stem := filepath.Join(r.dir, name)
 	if r.check {
 		opts.HistoryPath = stem + ".history"
 	}
@@ -177,7 +182,7 @@ func (r *benchRun) one(ctx context.Context, cfg config.Config, label string) (*s
 		return nil, err
 	}
 	if rep.Timeline != nil && r.plots {
-		path := filepath.Join(r.dir, cfg.Protocol+strings.ReplaceAll(label, "=", "-")+"-faults.png")
+		path := filepath.Join(r.dir, name+"-faults.png")
 		if err := plot.Faults(rep, path); err != nil {
 			return nil, err
 		}
