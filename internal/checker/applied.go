@@ -5,12 +5,13 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/kvstore"
+	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
 // firstLogIndex is the index of History.Log's first entry: a new cluster's
-// log starts with a snapshot at index 1 that holds no state.
-const firstLogIndex = 2
+// log starts with a snapshot just before it that holds no state.
+const firstLogIndex = raftlog.FirstEntry
 
 // checkAppliedLog checks X1 against what the replicas applied rather than
 // what clients were told: replaying the committed log with each operation

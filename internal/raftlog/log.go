@@ -145,16 +145,20 @@ func New(cfg Config) (*Log, error) {
 	return l, nil
 }
 
+// FirstEntry is the index of a new cluster's first log entry: bootstrap
+// puts the configuration in a snapshot just before it, holding no state.
+const FirstEntry = 2
+
 // bootstrap writes a new cluster's initial state to a blank disk: the
-// configuration as a snapshot at index 1, the way etcd raft recommends over
-// RawNode.Bootstrap.
+// configuration as a snapshot at index FirstEntry-1, the way etcd raft
+// recommends over RawNode.Bootstrap.
 func bootstrap(d Disk, peers []uint64) (State, error) {
 	snap := &raftpb.Snapshot{Metadata: &raftpb.SnapshotMetadata{
-		Index:     new(uint64(1)),
+		Index:     new(uint64(FirstEntry - 1)),
 		Term:      new(uint64(1)),
 		ConfState: &raftpb.ConfState{Voters: append([]uint64(nil), peers...)},
 	}}
-	hs := &raftpb.HardState{Term: new(uint64(1)), Commit: new(uint64(1))}
+	hs := &raftpb.HardState{Term: new(uint64(1)), Commit: new(uint64(FirstEntry - 1))}
 	if err := d.SaveSnapshot(snap); err != nil {
 		return State{}, fmt.Errorf("raftlog: bootstrap: %w", err)
 	}

@@ -4,10 +4,13 @@ import (
 	"fmt"
 
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/hybridkv/hybridkv/internal/raftlog"
 )
 
-// CommittedLog returns the data of the committed log's entries 2..n (a new
-// cluster's log starts with a snapshot at index 1 that holds no state), n
+// CommittedLog returns the data of the committed log's entries from
+// raftlog.FirstEntry to n (a new cluster's log starts with a snapshot just
+// before it that holds no state), n
 // the highest index before the first one no replica's disk noted as
 // committed (see raftlog.MemDisk.Committed); an entry with no data is
 // raft's own.
@@ -32,7 +35,7 @@ func (s *Sim) CommittedLog() ([][]byte, error) {
 		return nil, conflict
 	}
 	var log [][]byte
-	for i := uint64(2); ; i++ {
+	for i := uint64(raftlog.FirstEntry); ; i++ {
 		e, ok := all[i]
 		if !ok {
 			return log, nil
