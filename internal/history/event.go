@@ -94,9 +94,9 @@ type File struct {
 	Events   []Event
 	Replicas []ReplicaState
 	Faults   []string // faults injected during the run, in order, for the reader
-	// Log is the committed log's entries from raftlog.FirstEntry on (each an encoded
-	// wire.Request, or empty for raft's own), when the run can see it (the
-	// simulator): X1 is then also checked against what the replicas
-	// applied. It is not written to history files.
+	// Log is the committed log's entries from raftlog.FirstEntry on (each
+	// an encoded wire.Request, or empty for raft's own), when the run can
+	// see it (the simulator): X1 is then also checked against what the
+	// replicas applied. It is not written to history files.
 	Log [][]byte
 }
