@@ -110,7 +110,9 @@ func (*Replica) Conflicts(rec *witness.Record, _ *wire.Op) bool {
 }
 
 // Annotate reports the session's pooled weak writes and, for a read, the
-// latest pooled weak write on the key, whose value the leader returns.
+// latest pooled weak write on the key: at a witness the latest to arrive,
+// at the leader the latest its log holds ahead of the read, whose value
+// the leader returns.
 func (*Replica) Annotate(r *curp.Replica, op *wire.Op, rep *wire.Reply) {
 	r.Pool().Session(op.ID.Session, func(rec *witness.Record) {
 		if rec.Op.Level == wire.Weak && rec.Op.Kind.IsWrite() {
@@ -121,20 +123,36 @@ func (*Replica) Annotate(r *curp.Replica, op *wire.Op, rep *wire.Reply) {
 	if op.Kind.IsWrite() {
 		return
 	}
-	dep := r.Pool().Latest(op.Key, isWeakWrite)
-	if dep == nil {
+	if rep.Kind != wire.ReplySpeculative {
+		if dep := r.Pool().Latest(op.Key, isWeakWrite); dep != nil {
+			rep.ReadDep = dep.Op.ID
+		}
 		return
 	}
-	rep.ReadDep = dep.Op.ID
-	if rep.Kind == wire.ReplySpeculative {
-		if !r.Proposed(dep.Op.ID) {
-			// The write is not logged ahead of this read: returning its
-			// value would contradict the log order.
-			rep.Ok = false
-			return
-		}
+	// Arrival order is not log order: a weak write held back for its
+	// session's previous one is logged after writes that arrived later.
+	// Writes pooled but not logged yet will be logged after the read.
+	if dep := lastLogged(r, op.Key); dep != nil {
+		rep.ReadDep = dep.Op.ID
 		rep.Found, rep.Value = true, dep.Op.Value
 	}
+}
+
+// lastLogged returns, on the leader, the pooled weak write on key that its
+// log holds at the highest index, or nil. The leader's pool holds every
+// unapplied entry of its log, so no later write on the key is missed.
+func lastLogged(r *curp.Replica, key uint64) *witness.Record {
+	var last *witness.Record
+	var lastAt uint64
+	r.Pool().Key(key, func(rec *witness.Record) {
+		if !isWeakWrite(rec) {
+			return
+		}
+		if at, ok := r.LoggedAt(rec.Op.ID); ok && at > lastAt {
+			last, lastAt = rec, at
+		}
+	})
+	return last
 }
 
 func isWeakWrite(rec *witness.Record) bool {

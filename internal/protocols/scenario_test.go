@@ -117,6 +117,41 @@ func TestReadDepDisagreementForcesSlowPath(t *testing.T) {
 	})
 }
 
+// TestReadDepFollowsLogOrder (CURP-HO): the leader holds a session's weak
+// write a2 back until the session's previous weak write a1 arrives, and
+// meanwhile logs another session's weak write b on the same key; a1 comes,
+// and a1, a2 are logged after b. A strong read logged next must return a2,
+// the last write on the key in the log, although b arrived last at every
+// replica: a read dependency chosen by arrival order returned b on the fast
+// path, a value the log had already overwritten.
+func TestReadDepFollowsLogOrder(t *testing.T) {
+	forSizes(t, []string{"curp-ho"}, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 9, sim.Network{})
+		leader := c.Leader()
+		a, b := c.AddClient(siteOf(leader)), c.AddClient(siteOf(leader))
+		weak := func(session, seq, prevWeak, k uint64, value string) *wire.Request {
+			return &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: seq}, Level: wire.Weak,
+				Kind: wire.Put, Key: k, Value: []byte(value)}, PrevWeak: prevWeak}
+		}
+		a1, a2 := weak(101, 1, 0, key+1, "a1"), weak(101, 2, 1, key, "a2")
+		wb := weak(102, 1, 0, key, "b")
+		for _, r := range c.except(leader) {
+			c.Inject(a, r, a1)
+		}
+		for _, r := range c.Replicas() {
+			c.Inject(a, r, a2) // held at the leader: a1 is not logged
+		}
+		for _, r := range c.Replicas() {
+			c.Inject(b, r, wb)
+		}
+		c.RunFor(time.Millisecond)
+		c.Inject(a, leader, a1) // logged, and a2 after it
+		c.RunFor(time.Millisecond)
+		got := c.get(c.AddClient(siteOf(leader)), 103, key, wire.Strong)
+		require.Equal(t, "a2", string(got.Value), "the strong read returned %q on the %v path", got.Value, got.Path)
+	})
+}
+
 // TestMissingCausalDepForcesSlowPath: the session's weak write is missing
 // from enough witnesses, so its next strong operation cannot take the fast
 // path.

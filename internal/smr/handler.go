@@ -19,7 +19,7 @@ func (h handler) Appended(index uint64, data []byte) {
 	}
 	req := h.r.decode(index, data)
 	if h.r.log.IsLeader() {
-		h.r.logged[req.Op.ID] = struct{}{}
+		h.r.logged[req.Op.ID] = index
 	}
 	h.r.proto.Appended(index, req)
 }

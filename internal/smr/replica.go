@@ -73,8 +73,8 @@ type Replica struct {
 	// clients maps an operation to the client to answer when it applies.
 	clients map[wire.OpID]wire.NodeID
 	// logged holds, on the leader, the operations in its log that are not
-	// applied yet, whichever term logged them.
-	logged    map[wire.OpID]struct{}
+	// applied yet, whichever term logged them, with their log indexes.
+	logged    map[wire.OpID]uint64
 	wasLeader bool
 
 	sinceCompact uint64
@@ -112,7 +112,7 @@ func New(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 		store:    store,
 		proposed: make(map[wire.OpID]struct{}),
 		clients:  make(map[wire.OpID]wire.NodeID),
-		logged:   make(map[wire.OpID]struct{}),
+		logged:   make(map[wire.OpID]uint64),
 	}, nil
 }
 
@@ -327,10 +327,17 @@ func (r *Replica) Logged(id wire.OpID) bool {
 	return ok
 }
 
+// LoggedAt returns the index at which this leader's log holds the
+// operation, if it does and has not applied it yet.
+func (r *Replica) LoggedAt(id wire.OpID) (uint64, bool) {
+	index, ok := r.logged[id]
+	return index, ok
+}
+
 // noteLogged records, as a new leader, the unapplied operations its log
 // already holds. A leader's log only grows, so they stay logged.
 func (r *Replica) noteLogged() {
-	r.EachUnapplied(func(_ uint64, req *wire.Request) { r.logged[req.Op.ID] = struct{}{} })
+	r.EachUnapplied(func(index uint64, req *wire.Request) { r.logged[req.Op.ID] = index })
 }
 
 // EachUnapplied hands fn every operation in the log after the applied

@@ -65,6 +65,13 @@ func (p *Pool) Latest(key uint64, match func(*Record) bool) *Record {
 	return best
 }
 
+// Key hands fn every pooled operation on key, in arrival order.
+func (p *Pool) Key(key uint64, fn func(*Record)) {
+	for _, r := range p.byKey[key] {
+		fn(r)
+	}
+}
+
 // Add pools op, which followed the session's weak write prevWeak, unless it
 // is already pooled, and returns its record.
 func (p *Pool) Add(op *wire.Op, prevWeak uint64) *Record {
