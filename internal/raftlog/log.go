@@ -65,6 +65,9 @@ type Log struct {
 	timeout int
 	// Leader check-quorum timer.
 	quorumElapsed int
+	// snapshotWaits counts the ticks each follower has waited for a
+	// snapshot, on the leader (see snapshots.go).
+	snapshotWaits map[uint64]int
 
 	leader, term uint64
 	// leaderChanges counts the times a leader became known (see
@@ -136,7 +139,7 @@ func New(cfg Config) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{cfg: cfg, rn: rn, storage: st, disk: cfg.Disk, restarted: restarted,
+	l := &Log{cfg: cfg, rn: rn, storage: st, disk: cfg.Disk, restarted: restarted, snapshotWaits: make(map[uint64]int),
 		rand: cfg.Rand, applied: applied - 1}
 	if hs := state.HardState; hs != nil {
 		l.term, l.committed = hs.GetTerm(), hs.GetCommit()
@@ -271,6 +274,7 @@ func (l *Log) DiskStats() DiskStats { return l.disk.Stats() }
 func (l *Log) Tick() {
 	if l.IsLeader() {
 		l.rn.Tick()
+		l.tickSnapshots()
 		l.quorumElapsed++
 		if l.quorumElapsed >= l.cfg.ElectionTicks {
 			l.quorumElapsed = 0
@@ -302,7 +306,9 @@ func (l *Log) Step(m *raftpb.Message) error {
 			l.elapsed = 0
 		}
 	}
-	return l.rn.Step(m)
+	err := l.rn.Step(m)
+	l.snapshotAnswered(m)
+	return err
 }
 
 // Propose appends entries to the log if this replica leads. The entries'
@@ -426,6 +432,7 @@ func (l *Log) setLeader(lead uint64) {
 		l.leaderChanges++
 	}
 	l.quorumElapsed = 0
+	clear(l.snapshotWaits)
 	l.resetTimeout()
 }
 

@@ -198,3 +198,77 @@ func TestMemDiskCrashKeepsOnlySyncedWrites(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, st.Entries, 3, "a synced write was lost")
 }
+
+// TestFollowerCatchesUpAfterLeaderCompactsPastItsSnapshot: a follower too
+// far behind for the leader's log is sent a snapshot; while it is on its
+// way the leader compacts past it. Applied, the snapshot still leaves the
+// follower short of the leader's first entry, so raft kept it waiting for
+// a snapshot that was already delivered — for good, until the leader
+// reported the snapshot done and sent a newer one.
+func TestFollowerCatchesUpAfterLeaderCompactsPastItsSnapshot(t *testing.T) {
+	c := newTestCluster(t)
+	c.elect(t, 1)
+	c.lagBehindCompaction(t, 3)
+	snap := c.holdSnapshot(t, 3)
+	c.lagBehindCompaction(t, 3)
+	require.NoError(t, c.nodes[3].log.Step(snap))
+	c.heartbeats(t, 50)
+	require.Equal(t, c.nodes[1].log.Applied(), c.nodes[3].log.Applied(), "the follower did not catch up")
+}
+
+// TestLostSnapshotIsSentAgain: a snapshot lost on its way is sent again
+// once the follower has waited several election timeouts for it.
+func TestLostSnapshotIsSentAgain(t *testing.T) {
+	c := newTestCluster(t)
+	c.elect(t, 1)
+	c.lagBehindCompaction(t, 3)
+	c.holdSnapshot(t, 3) // and lose it
+	c.heartbeats(t, snapshotLostAfter*10)
+	require.Equal(t, c.nodes[1].log.Applied(), c.nodes[3].log.Applied(), "the follower did not catch up")
+}
+
+// lagBehindCompaction cuts follower off while the leader, replica 1, logs
+// entries and compacts its log past them.
+func (c *testCluster) lagBehindCompaction(t *testing.T, follower uint64) {
+	c.down[follower] = true
+	for range 10 {
+		require.NoError(t, c.nodes[1].log.Propose([][]byte{[]byte("x")}))
+		c.settle(t)
+	}
+	require.NoError(t, c.nodes[1].log.Compact(0, nil))
+	c.down[follower] = false
+}
+
+// holdSnapshot runs heartbeats until the leader, replica 1, sends follower
+// a snapshot, and returns the snapshot undelivered.
+func (c *testCluster) holdSnapshot(t *testing.T, follower uint64) *raftpb.Message {
+	for range 100 {
+		c.nodes[1].log.Tick()
+		var held *raftpb.Message
+		for id := uint64(1); id <= 3; id++ {
+			n := c.nodes[id]
+			require.NoError(t, n.log.Ready(n))
+			for _, m := range n.out {
+				if m.GetType() == raftpb.MessageType_MsgSnap && m.GetTo() == follower {
+					held = m
+					continue
+				}
+				_ = c.nodes[m.GetTo()].log.Step(m)
+			}
+			n.out = nil
+		}
+		if held != nil {
+			return held
+		}
+	}
+	t.Fatal("no snapshot was sent")
+	return nil
+}
+
+// heartbeats ticks the leader, replica 1, n times, settling after each.
+func (c *testCluster) heartbeats(t *testing.T, n int) {
+	for range n {
+		c.nodes[1].log.Tick()
+		c.settle(t)
+	}
+}
