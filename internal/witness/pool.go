@@ -20,6 +20,8 @@ type Pool struct {
 	byID      map[wire.OpID]*Record
 	bySession map[uint64]map[uint64]*Record
 	next      uint64
+	// valueBytes sums the pooled operations' value lengths.
+	valueBytes int64
 	// log, when set, receives every new record.
 	log Log
 }
@@ -35,6 +37,9 @@ func New() *Pool {
 
 // Len returns the number of pooled operations.
 func (p *Pool) Len() int { return len(p.byID) }
+
+// ValueBytes sums the lengths of the pooled operations' values.
+func (p *Pool) ValueBytes() int64 { return p.valueBytes }
 
 // Has reports whether the operation is pooled.
 func (p *Pool) Has(id wire.OpID) bool { _, ok := p.byID[id]; return ok }
@@ -65,7 +70,7 @@ func (p *Pool) Latest(key uint64, match func(*Record) bool) *Record {
 	return best
 }
 
-// Key hands fn every pooled operation on key, in arrival order.
+// Key hands fn every pooled operation on key (in no order).
 func (p *Pool) Key(key uint64, fn func(*Record)) {
 	for _, r := range p.byKey[key] {
 		fn(r)
@@ -81,6 +86,7 @@ func (p *Pool) Add(op *wire.Op, prevWeak uint64) *Record {
 	p.next++
 	r := &Record{Op: *op, PrevWeak: prevWeak, Order: p.next}
 	p.byID[op.ID] = r
+	p.valueBytes += int64(len(op.Value))
 	p.byKey[op.Key] = append(p.byKey[op.Key], r)
 	s := p.bySession[op.ID.Session]
 	if s == nil {
@@ -104,6 +110,7 @@ func (p *Pool) Remove(id wire.OpID) bool {
 		return false
 	}
 	delete(p.byID, id)
+	p.valueBytes -= int64(len(r.Op.Value))
 	p.byKey[r.Op.Key] = removeRecord(p.byKey[r.Op.Key], r)
 	if len(p.byKey[r.Op.Key]) == 0 {
 		delete(p.byKey, r.Op.Key)

@@ -49,3 +49,16 @@ func TestLatestAndRemove(t *testing.T) {
 	require.Equal(t, 2, p.Len())
 	require.Same(t, p.Get(wire.OpID{Session: 1, Seq: 2}), p.Add(op(1, 2, 6, wire.Put), 0), "adding twice keeps one record")
 }
+
+func TestPoolValueBytesFollowsAddAndRemove(t *testing.T) {
+	p := New()
+	a := wire.Op{ID: wire.OpID{Session: 1, Seq: 1}, Kind: wire.Put, Key: 1, Value: []byte("abc")}
+	b := wire.Op{ID: wire.OpID{Session: 1, Seq: 2}, Kind: wire.Put, Key: 1, Value: []byte("de")}
+	p.Add(&a, 0)
+	p.Add(&b, 0)
+	p.Add(&a, 0) // already pooled
+	require.EqualValues(t, 5, p.ValueBytes())
+	p.Remove(a.ID)
+	p.Remove(a.ID)
+	require.EqualValues(t, 2, p.ValueBytes())
+}
