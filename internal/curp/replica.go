@@ -43,6 +43,9 @@ type Extension interface {
 	Applied(r *Replica, index uint64, req *wire.Request, res kvstore.Result)
 	// Appended runs for every entry added to this replica's log.
 	Appended(r *Replica, index uint64, req *wire.Request)
+	// Settled runs once a round, after its entries were appended and
+	// applied.
+	Settled(r *Replica)
 	// Metrics fills in the sizes of what the extension holds.
 	Metrics(m *protocol.CURPMetrics)
 }
@@ -156,6 +159,12 @@ func (h *hooks) LeaderChanged(leading bool) {
 	r.waiting = nil
 	for _, q := range waiting {
 		r.request(q.from, q.req) // as a witness now
+	}
+}
+
+func (h *hooks) Settled() {
+	if r := (*Replica)(h); r.ext != nil {
+		r.ext.Settled(r)
 	}
 }
 

@@ -159,12 +159,10 @@ func isWeakWrite(rec *witness.Record) bool {
 	return rec.Op.Level == wire.Weak && rec.Op.Kind.IsWrite()
 }
 
-// Applied answers the weak reads that waited for this entry and releases
-// what waited for an operation a previous leader logged.
+// Applied notes the entry for the weak reads' gate and releases what
+// waited for an operation a previous leader logged.
 func (x *Replica) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kvstore.Result) {
 	x.reads.Applied(index, &req.Op)
-	x.releaseReads(r)
-	x.reads.Release(r, answerer(r))
 	if !r.IsLeader() {
 		// Only a leader holds requests; a deposed one's clients retry
 		// with the new leader.
@@ -191,9 +189,16 @@ func answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, weakpath.Verdict
 	}
 }
 
-// Appended lets waiting weak reads go once the log holds their floor.
-func (x *Replica) Appended(r *curp.Replica, index uint64, req *wire.Request) {
+// Appended notes the entry for the weak reads' gate.
+func (x *Replica) Appended(_ *curp.Replica, index uint64, req *wire.Request) {
 	x.reads.Appended(index, &req.Op)
+}
+
+// Settled answers the weak reads that the round's entries let go: those
+// whose session's writes are now applied, and those whose floor the log
+// reached. Once a round, since each release looks at every waiting read.
+func (x *Replica) Settled(r *curp.Replica) {
+	x.releaseReads(r)
 	x.reads.Release(r, answerer(r))
 }
 

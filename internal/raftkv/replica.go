@@ -44,4 +44,5 @@ func (hooks) Appended(uint64, *wire.Request)                             {}
 func (hooks) Applied(uint64, *wire.Request, kvstore.Result, *wire.Reply) {}
 func (hooks) LeaderChanged(bool)                                         {}
 func (hooks) Restored()                                                  {}
+func (hooks) Settled()                                                   {}
 func (hooks) Tick()                                                      {}

@@ -27,6 +27,10 @@ type Protocol interface {
 	LeaderChanged(leading bool)
 	// Restored runs after the state was replaced by a snapshot.
 	Restored()
+	// Settled runs once a round, after the round's entries were appended
+	// and applied: work that waits on the log's progress is done here
+	// once, not after every entry.
+	Settled()
 	// Tick runs on every tick.
 	Tick()
 }
@@ -310,6 +314,7 @@ func (r *Replica) Ready() []wire.Envelope {
 		}
 		r.proto.LeaderChanged(leading)
 	}
+	r.proto.Settled()
 	return r.out
 }
 
