@@ -99,3 +99,35 @@ func TestInboxConcurrentPut(t *testing.T) {
 		require.Equal(t, uint64(perProd), n, "producer %d", p)
 	}
 }
+
+// TestInboxTakeUpToPutsReplicasFirst: every replica's message is taken,
+// clients' only up to the bound, in each sender's order; the rest stays
+// queued and the consumer is woken again for it.
+func TestInboxTakeUpToPutsReplicasFirst(t *testing.T) {
+	b := runtime.NewInbox()
+	client := wire.FirstClientID + 7
+	for i := range uint64(5) {
+		b.Put(client, request(2, i))
+		b.Put(2, request(1, i))
+	}
+	require.True(t, woken(b))
+	got := b.TakeUpTo(3)
+	require.Len(t, got, 8)
+	for i, in := range got[:5] {
+		require.Equal(t, wire.NodeID(2), in.From)
+		require.Equal(t, uint64(i), in.Msg.(*wire.Request).Op.ID.Seq)
+	}
+	for i, in := range got[5:] {
+		require.Equal(t, client, in.From)
+		require.Equal(t, uint64(i), in.Msg.(*wire.Request).Op.ID.Seq)
+	}
+	require.Equal(t, 2, b.Len())
+	require.True(t, woken(b), "clients' messages are left: the consumer must come back")
+	b.Put(client, request(2, 5))
+	rest := b.TakeUpTo(3)
+	require.Len(t, rest, 3)
+	for i, in := range rest {
+		require.Equal(t, uint64(3+i), in.Msg.(*wire.Request).Op.ID.Seq)
+	}
+	require.Equal(t, 0, b.Len())
+}

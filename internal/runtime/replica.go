@@ -10,6 +10,14 @@ import (
 	"github.com/hybridkv/hybridkv/internal/transport"
 )
 
+// clientsPerRound bounds the client messages one round of the loop steps:
+// at some tens of microseconds each, a round stays near 100 ms however
+// many wait, so raft's messages (all of which every round takes) keep
+// flowing while clients flood a replica — a leader's recovery, a restart,
+// thousands of sessions retrying at once. Unbounded, rounds of seconds
+// under 3 x 256 sessions let election timeouts fire one after another.
+const clientsPerRound = 4096
+
 // ReplicaConfig describes one replica process's loop.
 type ReplicaConfig struct {
 	Core      protocol.Replica
@@ -101,7 +109,7 @@ func (r *Replica) Run(ctx context.Context) error {
 			reply <- core.Metrics()
 			continue
 		}
-		for _, in := range r.inbox.Take() {
+		for _, in := range r.inbox.TakeUpTo(clientsPerRound) {
 			core.Step(in.From, in.Msg)
 		}
 		if core.Pending() {
