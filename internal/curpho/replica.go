@@ -18,6 +18,8 @@ type Replica struct {
 	// awaitingWrites are weak reads waiting for their session's earlier
 	// weak writes to arrive (see sessionWritesHere).
 	awaitingWrites []heldRequest
+	// readableAt is the applied index awaitingWrites was last looked at.
+	readableAt uint64
 	// reads answers weak reads once the replica reflects their floor.
 	reads *weakpath.Reads
 }
@@ -198,7 +200,10 @@ func (x *Replica) Appended(_ *curp.Replica, index uint64, req *wire.Request) {
 // whose session's writes are now applied, and those whose floor the log
 // reached. Once a round, since each release looks at every waiting read.
 func (x *Replica) Settled(r *curp.Replica) {
-	x.releaseReads(r)
+	if applied := r.Store().Applied(); applied != x.readableAt {
+		x.readableAt = applied
+		x.releaseReads(r)
+	}
 	x.reads.Release(r, answerer(r))
 }
 

@@ -46,7 +46,15 @@ type Reads struct {
 	// writes holds, per key, the indexes of logged writes not yet applied.
 	writes map[uint64][]uint64
 	parked []parkedRead
+	// appends counts Appended calls; released is the log's progress when
+	// the parked reads were last checked (see Release).
+	appends  uint64
+	released progress
 }
+
+// progress is what a parked read's verdict can change with: the applied
+// and commit indexes and the entries appended.
+type progress struct{ applied, committed, appends uint64 }
 
 type parkedRead struct {
 	from wire.NodeID
@@ -59,6 +67,7 @@ func NewReads() *Reads { return &Reads{writes: make(map[uint64][]uint64)} }
 // Appended notes an entry added to the log. An index at or below the last
 // one means a new leader replaced the log's tail: the replaced writes go.
 func (t *Reads) Appended(index uint64, op *wire.Op) {
+	t.appends++
 	if index <= t.lastAppended {
 		for k, slots := range t.writes {
 			if i := slices.IndexFunc(slots, func(s uint64) bool { return s >= index }); i >= 0 {
@@ -165,11 +174,18 @@ func (t *Reads) Serve(log Log, from wire.NodeID, req *wire.Request, answer func(
 func (t *Reads) Parked() int { return len(t.parked) }
 
 // Release hands answer, in arrival order, the parked reads that no longer
-// wait.
+// wait. It looks at every parked read, so it does nothing while the log has
+// not moved since the last time: each read was checked against that state
+// when it was last released or parked.
 func (t *Reads) Release(log Log, answer func(wire.NodeID, *wire.Request, Verdict)) {
 	if len(t.parked) == 0 {
 		return
 	}
+	now := progress{log.AppliedIndex(), log.Committed(), t.appends}
+	if now == t.released {
+		return
+	}
+	t.released = now
 	type decided struct {
 		parkedRead
 		v Verdict
