@@ -11,8 +11,8 @@ import (
 )
 
 // clientsPerRound bounds the client messages one round of the loop steps:
-// at some tens of microseconds each, a round stays near 100 ms however
-// many wait, so raft's messages (all of which every round takes) keep
+// at the tens of microseconds a request costs, a round stays within about
+// a tenth of a second however many wait, so raft's messages (all of which every round takes) keep
 // flowing while clients flood a replica — a leader's recovery, a restart,
 // thousands of sessions retrying at once. Unbounded, rounds of seconds
 // under 3 x 256 sessions let election timeouts fire one after another.
