@@ -11,10 +11,9 @@ import (
 // CommittedLog returns the data of the committed log's entries from
 // raftlog.FirstEntry to n (a new cluster's log starts with a snapshot just
 // before it that holds no state), n the highest index before the first one
-// no replica's disk noted as committed (see raftlog.MemDisk.Committed); an entry with no data is
-// raft's own.
-// Replicas that noted different entries at one index break raft's log
-// matching, which is an error.
+// no replica's disk noted as committed (see raftlog.MemDisk.Committed); an
+// entry with no data is raft's own. Replicas that noted different entries
+// at one index break raft's log matching, which is an error.
 func (s *Sim) CommittedLog() ([][]byte, error) {
 	all := make(map[uint64]*raftpb.Entry)
 	var conflict error
