@@ -56,6 +56,7 @@ type configFlags struct {
 	zipf         float64
 	commandSize  int
 	seed         uint64
+	preload      bool
 }
 
 func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
@@ -95,6 +96,7 @@ func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
 	fs.Float64Var(&f.zipf, "zipf", 0, "Zipf skew theta in [0,1); 0 is uniform (default 0.99)")
 	fs.IntVar(&f.commandSize, "value-size", 0, "value size in bytes (default 100)")
 	fs.Uint64Var(&f.seed, "seed", 0, "workload seed (default 1)")
+	fs.BoolVar(&f.preload, "preload", false, "write every key once before the run, so the store holds its whole key space from the start")
 }
 
 // load builds the configuration: defaults, then the file, then set flags.
@@ -138,6 +140,7 @@ func (f *configFlags) load(fs *pflag.FlagSet) (config.Config, error) {
 		set("weak-writes", func() { b.WeakWrites = f.weakWrites })
 		set("conflicts", func() { b.Conflicts = f.conflicts })
 		set("keys", func() { b.KeySpace = f.keys })
+		set("preload", func() { b.Preload = f.preload })
 		set("zipf", func() { b.ZipfSkew = f.zipf })
 		set("value-size", func() { b.CommandSize = f.commandSize })
 		set("seed", func() { b.Seed = f.seed })

@@ -93,6 +93,13 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 		return nil, nil, err
 	}
 	defer r.closeClients()
+	var preloaded string
+	if cfg.Bench.Preload {
+		if preloaded, err = r.preload(ctx); err != nil {
+			return nil, nil, err
+		}
+		start = r.restartClock()
+	}
 	scr := r.startScraping()
 	report, err := r.measure(ctx)
 	if err != nil {
@@ -101,6 +108,9 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 	}
 	if err := r.overTime(scr, report); err != nil {
 		return nil, nil, err
+	}
+	if preloaded != "" {
+		report.Notes = append(report.Notes, preloaded)
 	}
 	report.Notes = append(report.Notes, r.outage.notes(start)...)
 	if o.Nemesis != nil {

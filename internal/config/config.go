@@ -231,6 +231,12 @@ type Bench struct {
 	// Seed seeds the workload generators; runs with the same seed and
 	// configuration issue the same operations. Default 1.
 	Seed uint64 `yaml:"seed"`
+	// Preload writes every key of the key space once, before the warm-up,
+	// so that the run measures a store that already holds all its keys:
+	// its state, and the replicas' memory, then stays the same size over a
+	// long run instead of growing with the keys the run first touches.
+	// The load phase is checked but not measured. Default false.
+	Preload bool `yaml:"preload"`
 }
 
 // Limits that validation enforces.

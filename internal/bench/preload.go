@@ -1,0 +1,139 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hybridkv/hybridkv/client"
+	"github.com/hybridkv/hybridkv/internal/stats"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// preloadTimeout bounds the load phase: it writes every key once, so on
+// any working cluster it ends in a small multiple of the key space divided
+// by the run's throughput.
+const preloadTimeout = 30 * time.Minute
+
+// preload writes every key of the key space once, before the clock of the
+// run starts, with strong writes spread over the sessions (session i of n
+// writes keys i, i+n, i+2n, ...), each keeping its usual number in flight.
+// The writes are part of the checked history but not of the measurements,
+// so the run then measures a store that already holds its whole key space:
+// the state, and with it the replicas' memory, no longer grows with the
+// keys the run happens to touch.
+func (r *run) preload(ctx context.Context) (string, error) {
+	ds := r.drivers()
+	keys := r.cfg.Bench.KeySpace
+	start := time.Now()
+	var wg sync.WaitGroup
+	var written, failed atomic.Int64
+	for i, d := range ds {
+		p := &preloader{d: d, next: uint64(i), step: uint64(len(ds)), keys: keys,
+			written: &written, failed: &failed, done: wg.Done}
+		wg.Add(1)
+		p.start(r.cfg.Bench.Pendings)
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	stopProgress := r.preloadProgress(start, &written)
+	defer stopProgress()
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-time.After(preloadTimeout):
+		return "", fmt.Errorf("bench: preload wrote %d of %d keys in %v", written.Load(), keys, preloadTimeout)
+	}
+	took := time.Since(start)
+	return fmt.Sprintf("preload: wrote each of the %d keys once with a strong write before the run, in %.1f s (%.0f ops/s), %d failed",
+		keys, took.Seconds(), float64(keys)/took.Seconds(), failed.Load()), nil
+}
+
+func (r *run) preloadProgress(start time.Time, written *atomic.Int64) func() {
+	if r.opts.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				fmt.Fprintf(r.opts.Progress, "  preload %5.0fs  %10d of %d keys written\n",
+					now.Sub(start).Seconds(), written.Load(), r.cfg.Bench.KeySpace)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// preloader writes one session's share of the keys.
+type preloader struct {
+	d                *driver
+	next, step, keys uint64
+	inflight         int
+	written, failed  *atomic.Int64
+	done             func()
+	finished         bool
+}
+
+func (p *preloader) start(pendings int) {
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
+	for p.inflight < pendings && p.next < p.keys {
+		p.issue()
+	}
+	p.maybeDone()
+}
+
+// issue writes the next key; d.mu is held. The value names its write
+// like every other write of the session.
+func (p *preloader) issue() {
+	d, key := p.d, p.next
+	p.next += p.step
+	p.inflight++
+	d.writes++
+	value := d.gen.Value(wire.OpID{Session: d.session.ID(), Seq: d.writes})
+	d.session.Submit(wire.Put, key, value, wire.Strong, p.completed)
+}
+
+func (p *preloader) completed(res client.Result) {
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
+	p.inflight--
+	if res.Err != nil {
+		p.failed.Add(1)
+	} else {
+		p.written.Add(1)
+	}
+	if p.next < p.keys {
+		p.issue()
+	}
+	p.maybeDone()
+}
+
+func (p *preloader) maybeDone() {
+	if p.inflight == 0 && p.next >= p.keys && !p.finished {
+		p.finished = true
+		p.done()
+	}
+}
+
+// restartClock starts the run's clock anew after the preload: the
+// recorders and the timelines count from now.
+func (r *run) restartClock() time.Time {
+	r.start = time.Now()
+	for _, bc := range r.clients {
+		bc.rec = stats.NewRecorder(r.start)
+		for _, d := range bc.drivers {
+			d.rec = bc.rec
+		}
+	}
+	return r.start
+}
