@@ -10,16 +10,17 @@ import (
 // logged.
 const slowSnapshot = 500 * time.Millisecond
 
-// SaveCompaction implements raftlog.Disk: the snapshot is written in the
-// background. Writing it, a file the size of the state plus syncs, takes
-// far longer than a raft round, and a replica that stopped for it in the
-// middle of a run stalled its clients and, with the others stopping at the
-// same index, could let an election timeout pass. The log keeps every
-// entry the snapshot covers until it is durable (the marker and the release
-// of older segments come after the file), so a crash meanwhile restarts
-// from the previous snapshot. Only the newest waiting snapshot is written:
-// a newer one covers an older one.
-func (d *Disk) SaveCompaction(s *raftpb.Snapshot) error {
+// SaveCompaction implements raftlog.Disk: the snapshot is encoded and
+// written in the background. Both take far longer than a raft round (a
+// tenth of a second and more for a million keys, then a file the size of
+// the state plus syncs), and a replica that stopped for them in the middle
+// of a run stalled its clients and, with the others stopping at the same
+// index, let an election timeout pass. The log keeps every entry the
+// snapshot covers until it is durable (the marker and the release of older
+// segments come after the file), so a crash meanwhile restarts from the
+// previous snapshot. Only the newest waiting snapshot is written: a newer
+// one covers an older one.
+func (d *Disk) SaveCompaction(s *raftpb.Snapshot, encode func() []byte) error {
 	if err := d.create(); err != nil {
 		return err
 	}
@@ -27,7 +28,7 @@ func (d *Disk) SaveCompaction(s *raftpb.Snapshot) error {
 	defer d.saver.mu.Unlock()
 	err := d.saver.err
 	d.saver.err = nil
-	d.saver.next = s
+	d.saver.next, d.saver.encode = s, encode
 	if !d.saver.busy {
 		d.saver.busy = true
 		go d.saveInBackground()
@@ -35,11 +36,20 @@ func (d *Disk) SaveCompaction(s *raftpb.Snapshot) error {
 	return err
 }
 
+// Compacted implements raftlog.Disk.
+func (d *Disk) Compacted() *raftpb.Snapshot {
+	d.saver.mu.Lock()
+	defer d.saver.mu.Unlock()
+	s := d.saver.done
+	d.saver.done = nil
+	return s
+}
+
 func (d *Disk) saveInBackground() {
 	for {
 		d.saver.mu.Lock()
-		s := d.saver.next
-		d.saver.next = nil
+		s, encode := d.saver.next, d.saver.encode
+		d.saver.next, d.saver.encode = nil, nil
 		if s == nil {
 			d.saver.busy = false
 			d.saver.idle.Broadcast()
@@ -48,17 +58,20 @@ func (d *Disk) saveInBackground() {
 		}
 		d.saver.mu.Unlock()
 		start := time.Now()
+		s.Data = encode()
 		err := d.saveSnapshot(s)
 		if took := time.Since(start); took > slowSnapshot {
 			d.opts.Logger.Warn("slow snapshot", "index", s.GetMetadata().GetIndex(),
 				"bytes", len(s.GetData()), "took", took)
 		}
+		d.saver.mu.Lock()
 		if err != nil {
 			d.opts.Logger.Error("save snapshot", "index", s.GetMetadata().GetIndex(), "err", err)
-			d.saver.mu.Lock()
 			d.saver.err = err
-			d.saver.mu.Unlock()
+		} else {
+			d.saver.done = s
 		}
+		d.saver.mu.Unlock()
 	}
 }
 

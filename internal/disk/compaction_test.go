@@ -23,7 +23,7 @@ func TestCompactionsWhileTheLogGrows(t *testing.T) {
 			index++
 			require.NoError(t, d.Save(hardState(1, 0, index), []*raftpb.Entry{entry(index, 1, "x")}))
 		}
-		require.NoError(t, d.SaveCompaction(snapshot(index, 1, fmt.Sprintf("state@%d", index))), "round %d", round)
+		require.NoError(t, d.SaveCompaction(snapshot(index, 1, ""), encoded(fmt.Sprintf("state@%d", index))), "round %d", round)
 	}
 	index++
 	require.NoError(t, d.SaveSnapshot(snapshot(index, 2, "from the leader")))
@@ -31,8 +31,13 @@ func TestCompactionsWhileTheLogGrows(t *testing.T) {
 		index++
 		require.NoError(t, d.Save(hardState(2, 0, index), []*raftpb.Entry{entry(index, 2, "y")}))
 	}
-	require.NoError(t, d.SaveCompaction(snapshot(index-5, 2, "last")))
+	require.NoError(t, d.SaveCompaction(snapshot(index-5, 2, ""), encoded("last")))
 	require.NoError(t, d.Close())
+	done := d.Compacted()
+	require.NotNil(t, done, "Compacted returns the snapshot written")
+	require.Equal(t, index-5, done.GetMetadata().GetIndex())
+	require.Equal(t, "last", string(done.GetData()))
+	require.Nil(t, d.Compacted(), "Compacted returns a snapshot once")
 
 	d = open(t, dir, nil)
 	defer d.Close()
@@ -43,3 +48,6 @@ func TestCompactionsWhileTheLogGrows(t *testing.T) {
 	require.Len(t, st.Entries, 5)
 	require.Equal(t, index, st.Entries[4].GetIndex())
 }
+
+// encoded is a snapshot's encoder for tests.
+func encoded(data string) func() []byte { return func() []byte { return []byte(data) } }

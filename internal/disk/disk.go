@@ -49,11 +49,14 @@ type Disk struct {
 	// saver writes compaction snapshots in the background (see
 	// SaveCompaction).
 	saver struct {
-		mu   sync.Mutex
-		idle *sync.Cond // signalled when busy turns false
-		busy bool
-		next *raftpb.Snapshot
-		err  error
+		mu     sync.Mutex
+		idle   *sync.Cond // signalled when busy turns false
+		busy   bool
+		next   *raftpb.Snapshot
+		encode func() []byte // next's data
+		err    error
+		// done is the last snapshot written, until Compacted takes it.
+		done *raftpb.Snapshot
 	}
 
 	mu        sync.Mutex // guards the statistics, read by Stats

@@ -4,28 +4,87 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
+	"sync/atomic"
 )
 
 // Snapshot serialises the whole state (map and session table) so raft can
-// compact its log and bring a far-behind replica up to date.
-//
-// It runs on the replica's core thread, so it makes one pass over the map,
-// in the map's own order (a snapshot is restored, never compared: sorting
-// the keys and looking each up again took most of the time), into a
-// buffer allocated once at its final size: grown by appending, the
-// encoding of a large state copied itself several times over.
+// compact its log and bring a far-behind replica up to date. It encodes on
+// the caller's goroutine; a replica encodes through Freeze instead.
 func (s *Store) Snapshot() []byte {
-	b := make([]byte, 0, s.snapshotSize())
-	b = binary.AppendUvarint(b, s.applied)
-	b = binary.AppendUvarint(b, uint64(len(s.data)))
-	for k, v := range s.data {
+	f := s.Freeze()
+	b := f.Encode()
+	s.Thaw()
+	return b
+}
+
+// Frozen is the state at the moment of a Freeze, which another goroutine
+// may encode while the store goes on applying: until the store thaws, its
+// writes go to an overlay and leave the frozen map alone. Encoding a
+// million keys takes a tenth of a second or more; on the core thread of
+// every replica at the same applied index it stalled the leader past its
+// election timeout.
+type Frozen struct {
+	data       map[uint64]Version
+	sessions   map[uint64]session
+	applied    uint64
+	keys       int
+	valueBytes int
+	encoded    atomic.Bool
+}
+
+// Freeze takes a view of the state for a snapshot; the store must not be
+// frozen already (see Frozen). The session table is copied now (it holds
+// a few results per session); the key-value map is shared until Thaw.
+func (s *Store) Freeze() *Frozen {
+	if s.frozen != nil {
+		panic("kvstore: Freeze of a frozen store")
+	}
+	f := &Frozen{data: s.data, sessions: make(map[uint64]session, len(s.sessions)),
+		applied: s.applied, keys: s.keys, valueBytes: s.valueBytes}
+	for id, ss := range s.sessions {
+		f.sessions[id] = session{floor: ss.floor, results: maps.Clone(ss.results)}
+	}
+	s.frozen, s.overlay = f, make(map[uint64]Version)
+	return f
+}
+
+// Frozen reports whether a frozen view's encoding is still under way.
+func (s *Store) Frozen() bool { return s.frozen != nil && !s.frozen.encoded.Load() }
+
+// Thaw ends a freeze whose view is encoded: the overlay's writes go into
+// the map. It does nothing while the encoding runs or when nothing is
+// frozen, so a replica calls it once a round.
+func (s *Store) Thaw() {
+	if s.frozen == nil || !s.frozen.encoded.Load() {
+		return
+	}
+	for k, v := range s.overlay {
+		s.data[k] = v
+	}
+	s.frozen, s.overlay = nil, nil
+}
+
+// Encode serialises the frozen state; it may run on any goroutine, once.
+//
+// It makes one pass over the map, in the map's own order (a snapshot is
+// restored, never compared: sorting the keys and looking each up again
+// took most of the time), into a buffer allocated once at its final size:
+// grown by appending, the encoding of a large state copied itself several
+// times over.
+func (f *Frozen) Encode() []byte {
+	defer f.encoded.Store(true)
+	b := make([]byte, 0, f.size())
+	b = binary.AppendUvarint(b, f.applied)
+	b = binary.AppendUvarint(b, uint64(len(f.data)))
+	for k, v := range f.data {
 		b = binary.AppendUvarint(b, k)
 		b = binary.AppendUvarint(b, v.Slot)
 		b = binary.AppendUvarint(b, uint64(len(v.Value)))
 		b = append(b, v.Value...)
 	}
-	b = binary.AppendUvarint(b, uint64(len(s.sessions)))
-	for id, ss := range s.sessions {
+	b = binary.AppendUvarint(b, uint64(len(f.sessions)))
+	for id, ss := range f.sessions {
 		b = binary.AppendUvarint(b, id)
 		b = binary.AppendUvarint(b, ss.floor)
 		b = binary.AppendUvarint(b, uint64(len(ss.results)))
@@ -44,11 +103,11 @@ func (s *Store) Snapshot() []byte {
 	return b
 }
 
-// snapshotSize bounds the encoding's length: every varint at its widest.
-func (s *Store) snapshotSize() int {
+// size bounds the encoding's length: every varint at its widest.
+func (f *Frozen) size() int {
 	const varint = binary.MaxVarintLen64
-	n := 3*varint + len(s.data)*3*varint + s.valueBytes
-	for _, ss := range s.sessions {
+	n := 3*varint + len(f.data)*3*varint + f.valueBytes
+	for _, ss := range f.sessions {
 		n += 3 * varint
 		for _, r := range ss.results {
 			n += 4*varint + len(r.Value)
@@ -68,6 +127,7 @@ func Restore(b []byte) (*Store, error) {
 		k, slot := r.uvarint(), r.uvarint()
 		v := r.bytes()
 		s.data[k] = Version{Value: v, Slot: slot}
+		s.keys++
 		s.digest ^= entryHash(k, v)
 		s.valueBytes += len(v)
 	}

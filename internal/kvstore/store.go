@@ -22,14 +22,20 @@ type session struct {
 }
 
 // Store is one replica's applied state. It is not safe for concurrent use:
-// a protocol core owns it.
+// a protocol core owns it. Only a Frozen view of it (see Freeze) may be
+// read by another goroutine.
 type Store struct {
-	data     map[uint64]Version
+	data map[uint64]Version
+	// overlay takes the writes while data is frozen for a snapshot being
+	// encoded; nil otherwise.
+	overlay  map[uint64]Version
+	frozen   *Frozen
+	keys     int
 	sessions map[uint64]*session
 	applied  uint64
 	digest   uint64
-	// valueBytes sums the lengths of data's values, so a snapshot knows
-	// its size without a pass over the map.
+	// valueBytes sums the lengths of the values, so a snapshot knows its
+	// size without a pass over the map.
 	valueBytes int
 }
 
@@ -38,14 +44,22 @@ func New() *Store {
 	return &Store{data: make(map[uint64]Version), sessions: make(map[uint64]*session)}
 }
 
+// lookup returns the key's version, the overlay first.
+func (s *Store) lookup(key uint64) (Version, bool) {
+	if s.overlay != nil {
+		if v, ok := s.overlay[key]; ok {
+			return v, true
+		}
+	}
+	v, ok := s.data[key]
+	return v, ok
+}
+
 // Applied returns the slot of the last applied entry.
 func (s *Store) Applied() uint64 { return s.applied }
 
 // Read returns the key's applied version.
-func (s *Store) Read(key uint64) (Version, bool) {
-	v, ok := s.data[key]
-	return v, ok
-}
+func (s *Store) Read(key uint64) (Version, bool) { return s.lookup(key) }
 
 // Outcome says what the session table knows of an operation.
 type Outcome uint8
@@ -108,17 +122,24 @@ func (s *Store) Skip(slot uint64) { s.applied = slot }
 
 func (s *Store) execute(slot uint64, op *wire.Op) Result {
 	if op.Kind.IsWrite() {
-		old, had := s.data[op.Key]
+		old, had := s.lookup(op.Key)
 		if had {
 			s.digest ^= entryHash(op.Key, old.Value)
 			s.valueBytes -= len(old.Value)
+		} else {
+			s.keys++
 		}
-		s.data[op.Key] = Version{Value: op.Value, Slot: slot}
+		v := Version{Value: op.Value, Slot: slot}
+		if s.overlay != nil {
+			s.overlay[op.Key] = v
+		} else {
+			s.data[op.Key] = v
+		}
 		s.digest ^= entryHash(op.Key, op.Value)
 		s.valueBytes += len(op.Value)
 		return Result{Slot: slot}
 	}
-	v, ok := s.data[op.Key]
+	v, ok := s.lookup(op.Key)
 	return Result{Found: ok, Value: v.Value, Slot: slot}
 }
 
@@ -165,7 +186,7 @@ func (s *Store) Replies() int {
 }
 
 // Len returns the number of keys.
-func (s *Store) Len() int { return len(s.data) }
+func (s *Store) Len() int { return s.keys }
 
 // entryHash is FNV-1a over the key and value: fixed across processes, so
 // replicas running as separate programs produce comparable digests.

@@ -121,10 +121,61 @@ func TestSnapshotSizeBound(t *testing.T) {
 		return n
 	}
 	require.Equal(t, sum(s), s.valueBytes)
-	snap := s.Snapshot()
-	require.LessOrEqual(t, len(snap), s.snapshotSize())
+	f := s.Freeze()
+	snap := f.Encode()
+	require.LessOrEqual(t, len(snap), f.size())
+	require.Equal(t, 1.0, testing.AllocsPerRun(10, func() { _ = f.Encode() }))
+	s.Thaw()
 	r, err := Restore(snap)
 	require.NoError(t, err)
 	require.Equal(t, sum(r), r.valueBytes)
-	require.Equal(t, 1.0, testing.AllocsPerRun(10, func() { _ = s.Snapshot() }))
+}
+
+// TestFrozenStateIsEncodedWhileTheStoreApplies: a frozen view encodes the
+// state of its Freeze, on another goroutine, while the store applies
+// writes that reads see at once; Thaw folds them in once the encoding is
+// done, and not before.
+func TestFrozenStateIsEncodedWhileTheStoreApplies(t *testing.T) {
+	s := New()
+	slot := uint64(0)
+	for k := range uint64(1000) {
+		slot++
+		s.Apply(slot, put(1, k+1, k, "old"), 0)
+	}
+	before := s.Digest()
+	f := s.Freeze()
+	require.True(t, s.Frozen())
+	encoded := make(chan []byte)
+	go func() { encoded <- f.Encode() }()
+	for k := range uint64(1500) { // 500 new keys, 1000 overwritten
+		slot++
+		s.Apply(slot, put(2, k+1, k, "new"), 0)
+		v, ok := s.Read(k)
+		require.True(t, ok)
+		require.Equal(t, "new", string(v.Value))
+	}
+	require.Equal(t, 1500, s.Len())
+	s.Thaw() // may come before the encoding ends: then it waits for the next
+	snap := <-encoded
+	require.False(t, s.Frozen())
+	s.Thaw()
+	require.Nil(t, s.overlay)
+	require.Len(t, s.data, 1500)
+	for k := range uint64(1500) {
+		v, _ := s.Read(k)
+		require.Equal(t, "new", string(v.Value))
+	}
+
+	r, err := Restore(snap)
+	require.NoError(t, err)
+	require.Equal(t, 1000, r.Len())
+	require.Equal(t, before, r.Digest(), "the snapshot holds a write made after the freeze")
+	require.Equal(t, uint64(1000), r.Applied())
+	_, outcome := r.Lookup(wire.OpID{Session: 2, Seq: 1})
+	require.Equal(t, Unknown, outcome, "the snapshot's session table holds a write made after the freeze")
+
+	again, err := Restore(s.Snapshot())
+	require.NoError(t, err)
+	require.Equal(t, s.Digest(), again.Digest())
+	require.Equal(t, 1500, again.Len())
 }

@@ -29,12 +29,16 @@ type Disk interface {
 	// covers may then be discarded.
 	SaveSnapshot(snap *raftpb.Snapshot) error
 	// SaveCompaction records a snapshot the replica took of its own applied
-	// state to bound its log. Unlike a snapshot received from the leader,
-	// nothing waits on its durability: until it is durable the disk keeps
-	// the entries it covers, so a restart loads an older snapshot and
-	// replays more. A disk may therefore write it in the background; a
-	// failure to write it shows in the next call.
-	SaveCompaction(snap *raftpb.Snapshot) error
+	// state to bound its log; encode fills in its data. Unlike a snapshot
+	// received from the leader, nothing waits on it: a disk may encode and
+	// write it in the background (encode may run on another goroutine), and
+	// until it is durable the disk keeps the entries it covers, so a
+	// restart loads an older snapshot and replays more. A failure to write
+	// it shows in the next call.
+	SaveCompaction(snap *raftpb.Snapshot, encode func() []byte) error
+	// Compacted returns, once, the newest snapshot SaveCompaction has
+	// written (data included) since the last call; nil when there is none.
+	Compacted() *raftpb.Snapshot
 	// Stats reports the disk's activity.
 	Stats() DiskStats
 	// Close releases the disk.

@@ -75,6 +75,8 @@ type Log struct {
 	leaderChanges uint64
 	applied       uint64
 	committed     uint64
+	// compactKeep is the entries a compaction keeps before its snapshot.
+	compactKeep uint64
 }
 
 // ErrNotLeader is returned by Propose on a replica that is not the leader.
@@ -342,6 +344,9 @@ func (l *Log) Propose(data [][]byte) error {
 // (one sync per round) before any message of the round is handed to h, and
 // so before any reply that depends on them.
 func (l *Log) Ready(h Handler) error {
+	if err := l.installCompacted(); err != nil {
+		return err
+	}
 	for l.rn.HasReady() {
 		rd := l.rn.Ready()
 		if rd.SoftState != nil {
@@ -445,26 +450,51 @@ func (l *Log) apply(e *raftpb.Entry, h Handler) {
 	l.applied = e.GetIndex()
 }
 
-// Compact snapshots the state at the applied index (data is the
-// application's serialized state), makes the snapshot durable, and discards
-// log entries before it, keeping keep entries so slightly lagging followers
-// need no snapshot.
-func (l *Log) Compact(keep uint64, data []byte) error {
+// Compact snapshots the state at the applied index to bound the log:
+// freeze is called if a snapshot is due and returns the encoder of the
+// state at that index, which the disk runs in the background (see
+// Disk.SaveCompaction). Once the snapshot is written, a later round puts
+// it in raft's storage and discards the log entries before it, keeping
+// keep entries so slightly lagging followers need no snapshot.
+func (l *Log) Compact(keep uint64, freeze func() (encode func() []byte)) error {
 	if l.applied <= keep {
 		return nil
 	}
-	cs := &raftpb.ConfState{Voters: l.cfg.Peers}
-	snap, err := l.storage.CreateSnapshot(l.applied, cs, data)
-	if errors.Is(err, raft.ErrSnapOutOfDate) {
-		return nil
+	if snap, err := l.storage.Snapshot(); err != nil || snap.GetMetadata().GetIndex() >= l.applied {
+		return err
 	}
+	term, err := l.storage.Term(l.applied)
 	if err != nil {
 		return err
 	}
-	if err := l.disk.SaveCompaction(snap); err != nil {
+	snap := &raftpb.Snapshot{Metadata: &raftpb.SnapshotMetadata{
+		Index: new(l.applied), Term: new(term), ConfState: &raftpb.ConfState{Voters: l.cfg.Peers},
+	}}
+	l.compactKeep = keep
+	if err := l.disk.SaveCompaction(snap, freeze()); err != nil {
 		return fmt.Errorf("raftlog: save snapshot: %w", err)
 	}
-	err = l.storage.Compact(l.applied - keep)
+	return nil
+}
+
+// installCompacted puts the snapshot the disk last finished writing in
+// raft's storage and discards the entries before it but the kept ones.
+func (l *Log) installCompacted() error {
+	snap := l.disk.Compacted()
+	if snap == nil {
+		return nil
+	}
+	md := snap.GetMetadata()
+	if _, err := l.storage.CreateSnapshot(md.GetIndex(), md.GetConfState(), snap.GetData()); err != nil {
+		if errors.Is(err, raft.ErrSnapOutOfDate) { // a newer one came from the leader
+			return nil
+		}
+		return err
+	}
+	if md.GetIndex() <= l.compactKeep {
+		return nil
+	}
+	err := l.storage.Compact(md.GetIndex() - l.compactKeep)
 	if errors.Is(err, raft.ErrCompacted) {
 		return nil
 	}

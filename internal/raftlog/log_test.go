@@ -235,7 +235,10 @@ func (c *testCluster) lagBehindCompaction(t *testing.T, follower uint64) {
 		require.NoError(t, c.nodes[1].log.Propose([][]byte{[]byte("x")}))
 		c.settle(t)
 	}
-	require.NoError(t, c.nodes[1].log.Compact(0, nil))
+	leader := c.nodes[1]
+	require.NoError(t, leader.log.Compact(0, func() func() []byte { return func() []byte { return nil } }))
+	require.NoError(t, leader.log.Ready(leader)) // takes the written snapshot in
+	require.Equal(t, leader.log.Applied()+1, leader.log.FirstIndex(), "the leader did not compact")
 	c.down[follower] = false
 }
 

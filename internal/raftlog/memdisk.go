@@ -25,6 +25,8 @@ type MemDisk struct {
 	pending memState // synced plus the writes not synced yet
 	syncs   uint64
 	snaps   uint64
+	// compacted is the last compaction saved, until Compacted takes it.
+	compacted *raftpb.Snapshot
 	// committed keeps every entry this disk held synced while its synced
 	// hard state said it was committed, compaction notwithstanding, so a
 	// test can replay the whole log (see Committed).
@@ -86,8 +88,26 @@ func (d *MemDisk) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
 }
 
 // SaveCompaction implements Disk: like SaveSnapshot, at once, so that a
-// simulated crash loses what a real one would lose at worst.
-func (d *MemDisk) SaveCompaction(snap *raftpb.Snapshot) error { return d.SaveSnapshot(snap) }
+// simulated run stays deterministic.
+func (d *MemDisk) SaveCompaction(snap *raftpb.Snapshot, encode func() []byte) error {
+	snap.Data = encode()
+	if err := d.SaveSnapshot(snap); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.compacted = snap
+	d.mu.Unlock()
+	return nil
+}
+
+// Compacted implements Disk.
+func (d *MemDisk) Compacted() *raftpb.Snapshot {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.compacted
+	d.compacted = nil
+	return s
+}
 
 // SaveSnapshot implements Disk.
 func (d *MemDisk) SaveSnapshot(snap *raftpb.Snapshot) error {

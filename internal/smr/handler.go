@@ -78,14 +78,21 @@ func (r *Replica) decode(index uint64, data []byte) *wire.Request {
 // once the log has grown past the larger of CompactEvery entries and the
 // state's own size: a snapshot costs time in proportion to the state, so
 // the amortized cost per entry stays constant while the log, and the
-// memory it holds, stays within a multiple of the state.
+// memory it holds, stays within a multiple of the state. The state is
+// frozen and encoded by the disk in the background (kvstore.Frozen); the
+// store folds in what it applied meanwhile once a round (Ready).
 func (r *Replica) maybeCompact() {
 	r.sinceCompact++
 	if r.sinceCompact < max(r.opts.CompactEvery, uint64(r.store.Len())) {
 		return
 	}
+	if r.store.Frozen() {
+		return // the last snapshot is still being encoded; try again next entry
+	}
 	r.sinceCompact = 0
-	if err := r.log.Compact(r.opts.CompactKeep, r.store.Snapshot()); err != nil {
+	store := r.store
+	freeze := func() func() []byte { return store.Freeze().Encode }
+	if err := r.log.Compact(r.opts.CompactKeep, freeze); err != nil {
 		r.opts.Logger.Warn("compact", "err", err)
 	}
 }

@@ -298,6 +298,7 @@ func (r *Replica) Flush() {
 
 // Ready implements protocol.Replica.
 func (r *Replica) Ready() []wire.Envelope {
+	r.store.Thaw()
 	if err := r.log.Ready(handler{r}); err != nil {
 		// A disk that cannot write leaves no safe way on: raft must not
 		// send what it failed to persist.
