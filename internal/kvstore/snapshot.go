@@ -33,12 +33,13 @@ type Frozen struct {
 	encoded    atomic.Bool
 }
 
-// Freeze takes a view of the state for a snapshot; the store must not be
-// frozen already (see Frozen). The session table is copied now (it holds
-// a few results per session); the key-value map is shared until Thaw.
+// Freeze takes a view of the state for a snapshot; the last view must be
+// encoded (see Frozen). The session table is copied now (it holds a few
+// results per session); the key-value map is shared until Thaw.
 func (s *Store) Freeze() *Frozen {
+	s.Thaw()
 	if s.frozen != nil {
-		panic("kvstore: Freeze of a frozen store")
+		panic("kvstore: Freeze while the last frozen view is being encoded")
 	}
 	f := &Frozen{data: s.data, sessions: make(map[uint64]session, len(s.sessions)),
 		applied: s.applied, keys: s.keys, valueBytes: s.valueBytes}

@@ -174,6 +174,12 @@ func TestFrozenStateIsEncodedWhileTheStoreApplies(t *testing.T) {
 	_, outcome := r.Lookup(wire.OpID{Session: 2, Seq: 1})
 	require.Equal(t, Unknown, outcome, "the snapshot's session table holds a write made after the freeze")
 
+	// A view encoded and not yet folded in does not hold up the next.
+	f = s.Freeze()
+	f.Encode()
+	require.NotPanics(t, func() { s.Freeze().Encode() })
+	s.Thaw()
+
 	again, err := Restore(s.Snapshot())
 	require.NoError(t, err)
 	require.Equal(t, s.Digest(), again.Digest())
