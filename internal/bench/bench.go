@@ -341,22 +341,30 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 
 // progress prints throughput once a second until stopped.
 func (r *run) progress(start time.Time) func() {
+	last := int64(0)
+	return r.every(time.Second, func(now time.Time) {
+		n := r.ops.Load()
+		fmt.Fprintf(r.opts.Progress, "  %5.0fs  %8d ops/s  %10d ops\n", now.Sub(start).Seconds(), n-last, n)
+		last = n
+	})
+}
+
+// every calls report each interval while the run goes, if the run shows
+// its progress; the returned function stops it.
+func (r *run) every(interval time.Duration, report func(now time.Time)) func() {
 	if r.opts.Progress == nil {
 		return func() {}
 	}
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(time.Second)
+		t := time.NewTicker(interval)
 		defer t.Stop()
-		last := int64(0)
 		for {
 			select {
 			case <-done:
 				return
 			case now := <-t.C:
-				n := r.ops.Load()
-				fmt.Fprintf(r.opts.Progress, "  %5.0fs  %8d ops/s  %10d ops\n", now.Sub(start).Seconds(), n-last, n)
-				last = n
+				report(now)
 			}
 		}
 	}()

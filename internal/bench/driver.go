@@ -57,10 +57,7 @@ func (d *driver) issue() {
 	kind, level, key := d.gen.Next()
 	var value []byte
 	if kind.IsWrite() {
-		// The value names its write (session, write number), so a read can
-		// be traced to the write it observed.
-		d.writes++
-		value = d.gen.Value(wire.OpID{Session: d.session.ID(), Seq: d.writes})
+		value = d.nextValue()
 		if d.written != nil {
 			d.written[key] = struct{}{}
 		}
@@ -69,6 +66,14 @@ func (d *driver) issue() {
 	d.inflight++
 	class := stats.ClassOf(level, kind)
 	d.session.Submit(kind, key, value, level, func(r client.Result) { d.done(class, r) })
+}
+
+// nextValue is the value of the session's next write; d.mu is held. It
+// names its write (session, write number), so a read can be traced to the
+// write it observed.
+func (d *driver) nextValue() []byte {
+	d.writes++
+	return d.gen.Value(wire.OpID{Session: d.session.ID(), Seq: d.writes})
 }
 
 func (d *driver) done(class stats.Class, r client.Result) {

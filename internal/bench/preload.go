@@ -53,24 +53,10 @@ func (r *run) preload(ctx context.Context) (string, error) {
 }
 
 func (r *run) preloadProgress(start time.Time, written *atomic.Int64) func() {
-	if r.opts.Progress == nil {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(5 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-t.C:
-				fmt.Fprintf(r.opts.Progress, "  preload %5.0fs  %10d of %d keys written\n",
-					now.Sub(start).Seconds(), written.Load(), r.cfg.Bench.KeySpace)
-			}
-		}
-	}()
-	return func() { close(done) }
+	return r.every(5*time.Second, func(now time.Time) {
+		fmt.Fprintf(r.opts.Progress, "  preload %5.0fs  %10d of %d keys written\n",
+			now.Sub(start).Seconds(), written.Load(), r.cfg.Bench.KeySpace)
+	})
 }
 
 // preloader writes one session's share of the keys.
@@ -92,15 +78,12 @@ func (p *preloader) start(pendings int) {
 	p.maybeDone()
 }
 
-// issue writes the next key; d.mu is held. The value names its write
-// like every other write of the session.
+// issue writes the next key; d.mu is held.
 func (p *preloader) issue() {
-	d, key := p.d, p.next
+	key := p.next
 	p.next += p.step
 	p.inflight++
-	d.writes++
-	value := d.gen.Value(wire.OpID{Session: d.session.ID(), Seq: d.writes})
-	d.session.Submit(wire.Put, key, value, wire.Strong, p.completed)
+	p.d.session.Submit(wire.Put, key, p.d.nextValue(), wire.Strong, p.completed)
 }
 
 func (p *preloader) completed(res client.Result) {

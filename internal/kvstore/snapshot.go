@@ -28,7 +28,6 @@ type Frozen struct {
 	data       map[uint64]Version
 	sessions   map[uint64]session
 	applied    uint64
-	keys       int
 	valueBytes int
 	encoded    atomic.Bool
 }
@@ -42,7 +41,7 @@ func (s *Store) Freeze() *Frozen {
 		panic("kvstore: Freeze while the last frozen view is being encoded")
 	}
 	f := &Frozen{data: s.data, sessions: make(map[uint64]session, len(s.sessions)),
-		applied: s.applied, keys: s.keys, valueBytes: s.valueBytes}
+		applied: s.applied, valueBytes: s.valueBytes}
 	for id, ss := range s.sessions {
 		f.sessions[id] = session{floor: ss.floor, results: maps.Clone(ss.results)}
 	}
