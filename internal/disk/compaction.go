@@ -1,17 +1,21 @@
 package disk
 
 import (
+	"fmt"
+	"io"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/hybridkv/hybridkv/internal/raftlog"
 )
 
 // slowSnapshot is how long a snapshot may take to write before it is
 // logged.
 const slowSnapshot = 500 * time.Millisecond
 
-// SaveCompaction implements raftlog.Disk: the snapshot is encoded and
-// written in the background. Both take far longer than a raft round (a
+// SaveCompaction implements raftlog.Disk: the snapshot's state is encoded
+// straight into its file in the background. Both take far longer than a raft round (a
 // tenth of a second and more for a million keys, then a file the size of
 // the state plus syncs), and a replica that stopped for them in the middle
 // of a run stalled its clients and, with the others stopping at the same
@@ -20,7 +24,7 @@ const slowSnapshot = 500 * time.Millisecond
 // segments come after the file), so a crash meanwhile restarts from the
 // previous snapshot. Only the newest waiting snapshot is written: a newer
 // one covers an older one.
-func (d *Disk) SaveCompaction(s *raftpb.Snapshot, encode func() []byte) error {
+func (d *Disk) SaveCompaction(s *raftpb.Snapshot, write func(io.Writer) error) error {
 	if err := d.create(); err != nil {
 		return err
 	}
@@ -28,7 +32,7 @@ func (d *Disk) SaveCompaction(s *raftpb.Snapshot, encode func() []byte) error {
 	defer d.saver.mu.Unlock()
 	err := d.saver.err
 	d.saver.err = nil
-	d.saver.next, d.saver.encode = s, encode
+	d.saver.next, d.saver.write = s, write
 	if !d.saver.busy {
 		d.saver.busy = true
 		go d.saveInBackground()
@@ -48,8 +52,8 @@ func (d *Disk) Compacted() *raftpb.Snapshot {
 func (d *Disk) saveInBackground() {
 	for {
 		d.saver.mu.Lock()
-		s, encode := d.saver.next, d.saver.encode
-		d.saver.next, d.saver.encode = nil, nil
+		s, write := d.saver.next, d.saver.write
+		d.saver.next, d.saver.write = nil, nil
 		if s == nil {
 			d.saver.busy = false
 			d.saver.idle.Broadcast()
@@ -58,11 +62,9 @@ func (d *Disk) saveInBackground() {
 		}
 		d.saver.mu.Unlock()
 		start := time.Now()
-		s.Data = encode()
-		err := d.saveSnapshot(s)
+		err := d.saveSnapshot(s, write)
 		if took := time.Since(start); took > slowSnapshot {
-			d.opts.Logger.Warn("slow snapshot", "index", s.GetMetadata().GetIndex(),
-				"bytes", len(s.GetData()), "took", took)
+			d.opts.Logger.Warn("slow snapshot", "index", s.GetMetadata().GetIndex(), "took", took)
 		}
 		d.saver.mu.Lock()
 		if err != nil {
@@ -82,4 +84,31 @@ func (d *Disk) waitSaver() {
 		d.saver.idle.Wait()
 	}
 	d.saver.mu.Unlock()
+}
+
+// snapState is a kept snapshot's term and state file.
+type snapState struct {
+	term uint64
+	desc stateDesc
+}
+
+func (d *Disk) keepState(term, index uint64, desc stateDesc) {
+	d.statesMu.Lock()
+	defer d.statesMu.Unlock()
+	d.states[index] = snapState{term: term, desc: desc}
+}
+
+// SnapshotData implements raftlog.Disk: it reads the state file of a
+// snapshot this disk keeps and checks it against its descriptor.
+func (d *Disk) SnapshotData(md *raftpb.SnapshotMetadata) ([]byte, error) {
+	d.statesMu.Lock()
+	st, ok := d.states[md.GetIndex()]
+	d.statesMu.Unlock()
+	if !ok {
+		if md.GetIndex() <= raftlog.FirstEntry-1 {
+			return nil, nil // a new cluster's first snapshot holds no state
+		}
+		return nil, fmt.Errorf("data dir %s: no snapshot at index %d is kept", d.opts.Dir, md.GetIndex())
+	}
+	return d.readState(st.term, md.GetIndex(), st.desc)
 }

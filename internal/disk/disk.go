@@ -49,15 +49,20 @@ type Disk struct {
 	// saver writes compaction snapshots in the background (see
 	// SaveCompaction).
 	saver struct {
-		mu     sync.Mutex
-		idle   *sync.Cond // signalled when busy turns false
-		busy   bool
-		next   *raftpb.Snapshot
-		encode func() []byte // next's data
-		err    error
+		mu    sync.Mutex
+		idle  *sync.Cond // signalled when busy turns false
+		busy  bool
+		next  *raftpb.Snapshot
+		write func(io.Writer) error // writes next's state
+		err   error
 		// done is the last snapshot written, until Compacted takes it.
 		done *raftpb.Snapshot
 	}
+
+	// states describes the state files of the snapshots kept, by index;
+	// statesMu guards it (the saver adds to it, the replica reads it).
+	statesMu sync.Mutex
+	states   map[uint64]snapState
 
 	mu        sync.Mutex // guards the statistics, read by Stats
 	syncTimes *hdrhistogram.Histogram
@@ -91,6 +96,7 @@ func Open(opts Options) (*Disk, error) {
 		snaps:     snap.New(zl, filepath.Join(opts.Dir, "snap")),
 		zl:        zl,
 		state:     &raftpb.HardState{},
+		states:    make(map[uint64]snapState),
 		syncTimes: hdrhistogram.New(1, int64(time.Minute), 3),
 		snapTimes: hdrhistogram.New(1, int64(time.Minute), 3),
 	}
@@ -118,8 +124,13 @@ func (d *Disk) Load() (raftlog.State, error) {
 	case err != nil:
 		return raftlog.State{}, fmt.Errorf("data dir %s: load snapshot: %w", d.opts.Dir, err)
 	default:
-		st.Snapshot = sn
 		md := sn.GetMetadata()
+		desc, err := decodeStateDesc(sn.GetData())
+		if err != nil {
+			return raftlog.State{}, fmt.Errorf("data dir %s: snapshot %d: %w", d.opts.Dir, md.GetIndex(), err)
+		}
+		d.keepState(md.GetTerm(), md.GetIndex(), desc)
+		st.Snapshot = &raftpb.Snapshot{Metadata: md}
 		from = walpb.Snapshot{Index: new(md.GetIndex()), Term: new(md.GetTerm())}
 	}
 	hs, ents, err := d.openWAL(&from)
@@ -241,23 +252,32 @@ func (d *Disk) SaveSnapshot(s *raftpb.Snapshot) error {
 		return err
 	}
 	d.waitSaver()
-	return d.saveSnapshot(s)
+	return d.saveSnapshot(s, func(w io.Writer) error {
+		_, err := w.Write(s.GetData())
+		return err
+	})
 }
 
-// saveSnapshot writes the snapshot file first, then its marker in the log,
-// so a crash between the two leaves a log that still points at the
+// saveSnapshot writes the state file, then the snapshot file (metadata
+// and the state's descriptor), then its marker in the log, so a crash
+// anywhere before the marker leaves a log that still points at the
 // previous snapshot; then files nothing points at go.
-func (d *Disk) saveSnapshot(s *raftpb.Snapshot) error {
+func (d *Disk) saveSnapshot(s *raftpb.Snapshot, write func(io.Writer) error) error {
 	start := time.Now()
-	if err := d.snaps.SaveSnap(s); err != nil {
+	md := s.GetMetadata()
+	desc, err := d.writeState(md.GetTerm(), md.GetIndex(), write)
+	if err != nil {
 		return fmt.Errorf("data dir %s: save snapshot: %w", d.opts.Dir, err)
 	}
-	md := s.GetMetadata()
+	if err := d.snaps.SaveSnap(&raftpb.Snapshot{Metadata: md, Data: desc.encode()}); err != nil {
+		return fmt.Errorf("data dir %s: save snapshot: %w", d.opts.Dir, err)
+	}
+	d.keepState(md.GetTerm(), md.GetIndex(), desc)
 	marker := &walpb.Snapshot{Index: new(md.GetIndex()), Term: new(md.GetTerm()), ConfState: md.GetConfState()}
 	if err := d.w.SaveSnapshot(marker); err != nil {
 		return err
 	}
-	d.recordSnapshot(time.Since(start), len(s.GetData()))
+	d.recordSnapshot(time.Since(start), int(desc.size))
 	if err := d.w.ReleaseLockTo(md.GetIndex()); err != nil {
 		return err
 	}
@@ -288,7 +308,8 @@ func (d *Disk) Stats() raftlog.DiskStats {
 	}
 	d.mu.Unlock()
 	st.WALBytes = dirBytes(d.walDir, ".wal")
-	st.SnapBytes = dirBytes(filepath.Join(d.opts.Dir, "snap"), ".snap")
+	snapDir := filepath.Join(d.opts.Dir, "snap")
+	st.SnapBytes = dirBytes(snapDir, ".snap") + dirBytes(snapDir, ".state")
 	return st
 }
 

@@ -7,7 +7,8 @@
 //
 //	LOCK         flock'ed by the server that owns the directory; holds its pid
 //	wal/*.wal    write-ahead log segments: entries, hard state, snapshot markers
-//	snap/*.snap  snapshots of the applied state (the newest two are kept)
+//	snap/*.snap  snapshots: raft metadata and the size and CRC of their state
+//	snap/*.state the applied state of each snapshot (the newest two are kept)
 //
 // A torn record at the end of the log (a crash in the middle of a write) is
 // repaired at start with a log line; a damaged record anywhere else stops

@@ -49,6 +49,36 @@ func (d *Disk) purge() error {
 		}
 		snaps = snaps[1:]
 	}
+	return d.purgeStates(snapDir, snaps)
+}
+
+// purgeStates removes the state files of the snapshots no longer kept, and
+// any a crash left half written, then forgets them.
+func (d *Disk) purgeStates(snapDir string, kept []string) error {
+	keep := make(map[string]bool, len(kept))
+	for _, name := range kept {
+		keep[strings.TrimSuffix(name, ".snap")+".state"] = true
+	}
+	entries, err := os.ReadDir(snapDir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		stale := strings.HasSuffix(name, ".state") && !keep[name]
+		if stale || strings.HasSuffix(name, ".state.tmp") {
+			if err := os.Remove(filepath.Join(snapDir, name)); err != nil {
+				return err
+			}
+		}
+	}
+	d.statesMu.Lock()
+	defer d.statesMu.Unlock()
+	for index, st := range d.states {
+		if !keep[stateName(st.term, index)] {
+			delete(d.states, index)
+		}
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"sync/atomic"
 )
@@ -74,7 +75,36 @@ func (s *Store) Thaw() {
 // times over.
 func (f *Frozen) Encode() []byte {
 	defer f.encoded.Store(true)
-	b := make([]byte, 0, f.size())
+	b, _ := f.encode(make([]byte, 0, f.size()), nil)
+	return b
+}
+
+// writeChunk is how much of the encoding WriteTo gathers per write.
+const writeChunk = 1 << 20
+
+// WriteTo streams the encoding Encode returns to w, a chunk at a time, so
+// that a large state is never held twice in memory; like Encode it may run
+// on any goroutine, once.
+func (f *Frozen) WriteTo(w io.Writer) (int64, error) {
+	defer f.encoded.Store(true)
+	var n int64
+	flush := func(b []byte) ([]byte, error) {
+		m, err := w.Write(b)
+		n += int64(m)
+		return b[:0], err
+	}
+	b, err := f.encode(make([]byte, 0, 2*writeChunk), flush)
+	if err == nil && len(b) > 0 {
+		_, err = flush(b)
+	}
+	return n, err
+}
+
+// encode appends the encoding to b; with flush set, it hands flush the
+// buffer whenever it holds a chunk and goes on with what flush returns.
+func (f *Frozen) encode(b []byte, flush func([]byte) ([]byte, error)) ([]byte, error) {
+	var err error
+	full := func() bool { return flush != nil && len(b) >= writeChunk }
 	b = binary.AppendUvarint(b, f.applied)
 	b = binary.AppendUvarint(b, uint64(len(f.data)))
 	for k, v := range f.data {
@@ -82,6 +112,11 @@ func (f *Frozen) Encode() []byte {
 		b = binary.AppendUvarint(b, v.Slot)
 		b = binary.AppendUvarint(b, uint64(len(v.Value)))
 		b = append(b, v.Value...)
+		if full() {
+			if b, err = flush(b); err != nil {
+				return b, err
+			}
+		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(f.sessions)))
 	for id, ss := range f.sessions {
@@ -99,8 +134,13 @@ func (f *Frozen) Encode() []byte {
 			b = binary.AppendUvarint(b, uint64(len(r.Value)))
 			b = append(b, r.Value...)
 		}
+		if full() {
+			if b, err = flush(b); err != nil {
+				return b, err
+			}
+		}
 	}
-	return b
+	return b, nil
 }
 
 // size bounds the encoding's length: every varint at its widest.

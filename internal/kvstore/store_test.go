@@ -1,6 +1,9 @@
 package kvstore
 
 import (
+	"bytes"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -184,4 +187,52 @@ func TestFrozenStateIsEncodedWhileTheStoreApplies(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, s.Digest(), again.Digest())
 	require.Equal(t, 1500, again.Len())
+}
+
+// chunkWriter records the size of each write it is handed.
+type chunkWriter struct {
+	bytes.Buffer
+	writes []int
+	failAt int // the write that fails, 0 for none
+}
+
+func (w *chunkWriter) Write(b []byte) (int, error) {
+	w.writes = append(w.writes, len(b))
+	if len(w.writes) == w.failAt {
+		return 0, errors.New("disk full")
+	}
+	return w.Buffer.Write(b)
+}
+
+// TestWriteToStreamsInChunks: WriteTo writes what Encode returns, a chunk
+// at a time rather than in one buffer the size of the state, and stops at
+// the first failed write.
+func TestWriteToStreamsInChunks(t *testing.T) {
+	s := New()
+	value := strings.Repeat("v", 100)
+	for i := uint64(1); i <= 30_000; i++ {
+		s.Apply(i, put(i%50+1, i, i, value), 0)
+	}
+	f := s.Freeze()
+	var w chunkWriter
+	n, err := f.WriteTo(&w)
+	require.NoError(t, err)
+	require.Equal(t, int64(w.Len()), n)
+	require.Greater(t, len(w.writes), 2, "a 3 MB state is written in chunks")
+	for _, size := range w.writes {
+		require.Less(t, size, 2*writeChunk)
+	}
+	s.Thaw()
+	r, err := Restore(w.Bytes())
+	require.NoError(t, err)
+	require.Equal(t, s.Digest(), r.Digest())
+	require.Equal(t, s.Len(), r.Len())
+	require.Equal(t, s.Replies(), r.Replies())
+	require.Equal(t, len(s.Snapshot()), w.Len())
+
+	failing := chunkWriter{failAt: 2}
+	_, err = s.Freeze().WriteTo(&failing)
+	require.ErrorContains(t, err, "disk full")
+	require.Len(t, failing.writes, 2)
+	s.Thaw()
 }

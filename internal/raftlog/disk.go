@@ -1,6 +1,7 @@
 package raftlog
 
 import (
+	"io"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -29,16 +30,22 @@ type Disk interface {
 	// covers may then be discarded.
 	SaveSnapshot(snap *raftpb.Snapshot) error
 	// SaveCompaction records a snapshot the replica took of its own applied
-	// state to bound its log; encode fills in its data. Unlike a snapshot
-	// received from the leader, nothing waits on it: a disk may encode and
-	// write it in the background (encode may run on another goroutine), and
-	// until it is durable the disk keeps the entries it covers, so a
-	// restart loads an older snapshot and replays more. A failure to write
-	// it shows in the next call.
-	SaveCompaction(snap *raftpb.Snapshot, encode func() []byte) error
+	// state to bound its log; write streams its data. Unlike a snapshot
+	// received from the leader, nothing waits on it: a disk may write it in
+	// the background (write may run on another goroutine), and until it is
+	// durable the disk keeps the entries it covers, so a restart loads an
+	// older snapshot and replays more. A failure to write it shows in the
+	// next call.
+	SaveCompaction(snap *raftpb.Snapshot, write func(io.Writer) error) error
 	// Compacted returns, once, the newest snapshot SaveCompaction has
-	// written (data included) since the last call; nil when there is none.
+	// written (its metadata; the data stays on the disk) since the last
+	// call; nil when there is none.
 	Compacted() *raftpb.Snapshot
+	// SnapshotData reads back the data of the snapshot at md, which must be
+	// the one Load returned or one saved since: a replica keeps the
+	// metadata of its snapshot in memory and the state, as large as the
+	// whole store, on the disk only.
+	SnapshotData(md *raftpb.SnapshotMetadata) ([]byte, error)
 	// Stats reports the disk's activity.
 	Stats() DiskStats
 	// Close releases the disk.
@@ -47,7 +54,8 @@ type Disk interface {
 
 // State is what a disk held when its replica started.
 type State struct {
-	// Snapshot is the newest valid snapshot; nil when there is none.
+	// Snapshot is the newest valid snapshot, its data left out (see
+	// Disk.SnapshotData); nil when there is none.
 	Snapshot  *raftpb.Snapshot
 	HardState *raftpb.HardState
 	// Entries follow the snapshot, in index order.

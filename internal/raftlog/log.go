@@ -3,6 +3,7 @@ package raftlog
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 
 	"go.etcd.io/raft/v3"
@@ -177,7 +178,7 @@ func bootstrap(d Disk, peers []uint64) (State, error) {
 func memoryStorage(s State) (*raft.MemoryStorage, error) {
 	st := raft.NewMemoryStorage()
 	if s.Snapshot != nil && !raft.IsEmptySnap(s.Snapshot) {
-		if err := st.ApplySnapshot(s.Snapshot); err != nil {
+		if err := st.ApplySnapshot(&raftpb.Snapshot{Metadata: s.Snapshot.GetMetadata()}); err != nil {
 			return nil, err
 		}
 	}
@@ -235,9 +236,17 @@ func (l *Log) Applied() uint64 { return l.applied }
 // Committed returns the highest index known committed.
 func (l *Log) Committed() uint64 { return l.committed }
 
-// Snapshot is the newest snapshot the log holds: the applied state a
-// restarted replica starts from before raft replays the entries after it.
-func (l *Log) Snapshot() (*raftpb.Snapshot, error) { return l.storage.Snapshot() }
+// SnapshotData reads the state of the newest snapshot the log holds from
+// the disk: the applied state a restarted replica starts from before raft
+// replays the entries after it. Raft's storage keeps only the snapshot's
+// metadata in memory (see sendSnapshot).
+func (l *Log) SnapshotData() ([]byte, error) {
+	snap, err := l.storage.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return l.disk.SnapshotData(snap.GetMetadata())
+}
 
 // Restarted reports whether the replica resumed from a disk that held state,
 // as opposed to bootstrapping a new cluster. A restarted replica lost what it
@@ -376,7 +385,8 @@ func (l *Log) Ready(h Handler) error {
 			}
 		}
 		if rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot) {
-			if err := l.storage.ApplySnapshot(rd.Snapshot); err != nil {
+			// The disk has the data now; raft's storage keeps the metadata.
+			if err := l.storage.ApplySnapshot(&raftpb.Snapshot{Metadata: rd.Snapshot.GetMetadata()}); err != nil {
 				return err
 			}
 			idx := rd.Snapshot.GetMetadata().GetIndex()
@@ -390,7 +400,9 @@ func (l *Log) Ready(h Handler) error {
 			l.appended(&rd, h)
 		}
 		for _, m := range rd.Messages {
-			h.Send(m)
+			if m.GetType() != raftpb.MessageType_MsgSnap || l.fillSnapshot(m) {
+				h.Send(m)
+			}
 		}
 		for _, e := range rd.CommittedEntries {
 			l.apply(e, h)
@@ -422,6 +434,20 @@ func (l *Log) persist(rd *raft.Ready) error {
 	return nil
 }
 
+// fillSnapshot puts the snapshot's data, read from the disk, in a snapshot
+// message raft made from its storage (which holds the metadata only); if
+// the disk no longer has it, the snapshot is reported failed and raft
+// sends a newer one later.
+func (l *Log) fillSnapshot(m *raftpb.Message) bool {
+	data, err := l.disk.SnapshotData(m.GetSnapshot().GetMetadata())
+	if err != nil {
+		l.rn.ReportSnapshot(m.GetTo(), raft.SnapshotFailure)
+		return false
+	}
+	m.Snapshot = &raftpb.Snapshot{Metadata: m.GetSnapshot().GetMetadata(), Data: data}
+	return true
+}
+
 func (l *Log) appended(rd *raft.Ready, h Handler) {
 	for _, e := range rd.Entries {
 		h.Appended(e.GetIndex(), e.GetData())
@@ -451,12 +477,12 @@ func (l *Log) apply(e *raftpb.Entry, h Handler) {
 }
 
 // Compact snapshots the state at the applied index to bound the log:
-// freeze is called if a snapshot is due and returns the encoder of the
+// freeze is called if a snapshot is due and returns the writer of the
 // state at that index, which the disk runs in the background (see
 // Disk.SaveCompaction). Once the snapshot is written, a later round puts
 // it in raft's storage and discards the log entries before it, keeping
 // keep entries so slightly lagging followers need no snapshot.
-func (l *Log) Compact(keep uint64, freeze func() (encode func() []byte)) error {
+func (l *Log) Compact(keep uint64, freeze func() (write func(io.Writer) error)) error {
 	if l.applied <= keep {
 		return nil
 	}
@@ -485,7 +511,7 @@ func (l *Log) installCompacted() error {
 		return nil
 	}
 	md := snap.GetMetadata()
-	if _, err := l.storage.CreateSnapshot(md.GetIndex(), md.GetConfState(), snap.GetData()); err != nil {
+	if _, err := l.storage.CreateSnapshot(md.GetIndex(), md.GetConfState(), nil); err != nil {
 		if errors.Is(err, raft.ErrSnapOutOfDate) { // a newer one came from the leader
 			return nil
 		}

@@ -1,6 +1,8 @@
 package raftlog
 
 import (
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"testing"
 
@@ -33,10 +35,14 @@ type testNode struct {
 	disk    *watchedDisk
 	out     []*raftpb.Message
 	applied []uint64
+	// restored is the data of the last snapshot restored.
+	restored string
 }
 
 func (n *testNode) Appended(uint64, []byte) {}
-func (n *testNode) Restore(uint64, []byte)  {}
+func (n *testNode) Restore(_ uint64, data []byte) {
+	n.restored = string(data)
+}
 func (n *testNode) Apply(index uint64, _ []byte) {
 	n.applied = append(n.applied, index)
 }
@@ -70,6 +76,8 @@ func newTestNode(t *testing.T, id uint64, disk *watchedDisk, bootstrap bool) (*t
 type testCluster struct {
 	nodes map[uint64]*testNode
 	down  map[uint64]bool
+	// compactedState is the state of the leader's last compaction.
+	compactedState string
 }
 
 func newTestCluster(t *testing.T) *testCluster {
@@ -214,6 +222,9 @@ func TestFollowerCatchesUpAfterLeaderCompactsPastItsSnapshot(t *testing.T) {
 	require.NoError(t, c.nodes[3].log.Step(snap))
 	c.heartbeats(t, 50)
 	require.Equal(t, c.nodes[1].log.Applied(), c.nodes[3].log.Applied(), "the follower did not catch up")
+	// Raft's storage holds no snapshot data: the leader read it back from
+	// its disk to send it.
+	require.Equal(t, c.compactedState, c.nodes[3].restored)
 }
 
 // TestLostSnapshotIsSentAgain: a snapshot lost on its way is sent again
@@ -236,7 +247,14 @@ func (c *testCluster) lagBehindCompaction(t *testing.T, follower uint64) {
 		c.settle(t)
 	}
 	leader := c.nodes[1]
-	require.NoError(t, leader.log.Compact(0, func() func() []byte { return func() []byte { return nil } }))
+	state := fmt.Sprintf("state@%d", leader.log.Applied())
+	c.compactedState = state
+	require.NoError(t, leader.log.Compact(0, func() func(io.Writer) error {
+		return func(w io.Writer) error {
+			_, err := io.WriteString(w, state)
+			return err
+		}
+	}))
 	require.NoError(t, leader.log.Ready(leader)) // takes the written snapshot in
 	require.Equal(t, leader.log.Applied()+1, leader.log.FirstIndex(), "the leader did not compact")
 	c.down[follower] = false

@@ -1,7 +1,10 @@
 package raftlog
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"sync"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -50,7 +53,7 @@ func (d *MemDisk) Load() (State, error) {
 	defer d.mu.Unlock()
 	s := State{}
 	if d.synced.snap != nil {
-		s.Snapshot = clone(d.synced.snap)
+		s.Snapshot = &raftpb.Snapshot{Metadata: clone(d.synced.snap.GetMetadata())}
 	}
 	if d.synced.hs != nil {
 		s.HardState = clone(d.synced.hs)
@@ -89,15 +92,34 @@ func (d *MemDisk) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
 
 // SaveCompaction implements Disk: like SaveSnapshot, at once, so that a
 // simulated run stays deterministic.
-func (d *MemDisk) SaveCompaction(snap *raftpb.Snapshot, encode func() []byte) error {
-	snap.Data = encode()
+func (d *MemDisk) SaveCompaction(snap *raftpb.Snapshot, write func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		return err
+	}
+	snap.Data = b.Bytes()
 	if err := d.SaveSnapshot(snap); err != nil {
 		return err
 	}
 	d.mu.Lock()
-	d.compacted = snap
+	d.compacted = &raftpb.Snapshot{Metadata: clone(snap.GetMetadata())}
 	d.mu.Unlock()
 	return nil
+}
+
+// SnapshotData implements Disk.
+func (d *MemDisk) SnapshotData(md *raftpb.SnapshotMetadata) ([]byte, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, s := range []*raftpb.Snapshot{d.pending.snap, d.synced.snap} {
+		if s != nil && s.GetMetadata().GetIndex() == md.GetIndex() && s.GetMetadata().GetTerm() == md.GetTerm() {
+			return s.GetData(), nil
+		}
+	}
+	if md.GetIndex() <= FirstEntry-1 {
+		return nil, nil
+	}
+	return nil, fmt.Errorf("raftlog: memdisk: no snapshot at index %d", md.GetIndex())
 }
 
 // Compacted implements Disk.

@@ -2,6 +2,7 @@ package smr
 
 import (
 	"fmt"
+	"io"
 
 	"go.etcd.io/raft/v3/raftpb"
 
@@ -79,7 +80,7 @@ func (r *Replica) decode(index uint64, data []byte) *wire.Request {
 // state's own size: a snapshot costs time in proportion to the state, so
 // the amortized cost per entry stays constant while the log, and the
 // memory it holds, stays within a multiple of the state. The state is
-// frozen and encoded by the disk in the background (kvstore.Frozen); the
+// frozen and streamed to the disk in the background (kvstore.Frozen); the
 // store folds in what it applied meanwhile once a round (Ready).
 func (r *Replica) maybeCompact() {
 	r.sinceCompact++
@@ -91,7 +92,13 @@ func (r *Replica) maybeCompact() {
 	}
 	r.sinceCompact = 0
 	store := r.store
-	freeze := func() func() []byte { return store.Freeze().Encode }
+	freeze := func() func(io.Writer) error {
+		f := store.Freeze()
+		return func(w io.Writer) error {
+			_, err := f.WriteTo(w)
+			return err
+		}
+	}
 	if err := r.log.Compact(r.opts.CompactKeep, freeze); err != nil {
 		r.opts.Logger.Warn("compact", "err", err)
 	}

@@ -131,14 +131,14 @@ func (r *Replica) SetProtocol(p Protocol) {
 // restoreStore rebuilds the applied state a replica starts from: the last
 // snapshot, if the log was compacted (raft replays the rest).
 func restoreStore(log *raftlog.Log) (*kvstore.Store, error) {
-	snap, err := log.Snapshot()
+	data, err := log.SnapshotData()
 	if err != nil {
 		return nil, err
 	}
-	if len(snap.GetData()) == 0 {
+	if len(data) == 0 {
 		return kvstore.New(), nil
 	}
-	return kvstore.Restore(snap.GetData())
+	return kvstore.Restore(data)
 }
 
 // ID returns the replica's ID.
