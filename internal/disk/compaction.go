@@ -15,11 +15,11 @@ import (
 const slowSnapshot = 500 * time.Millisecond
 
 // SaveCompaction implements raftlog.Disk: the snapshot's state is encoded
-// straight into its file in the background. Both take far longer than a raft round (a
-// tenth of a second and more for a million keys, then a file the size of
-// the state plus syncs), and a replica that stopped for them in the middle
-// of a run stalled its clients and, with the others stopping at the same
-// index, let an election timeout pass. The log keeps every entry the
+// straight into its file in the background. Encoding and writing take far
+// longer than a raft round (a tenth of a second and more for a million
+// keys, then a file the size of the state plus syncs), and a replica that
+// stopped for them in the middle of a run stalled its clients and, with the
+// others stopping at the same index, let an election timeout pass. The log keeps every entry the
 // snapshot covers until it is durable (the marker and the release of older
 // segments come after the file), so a crash meanwhile restarts from the
 // previous snapshot. Only the newest waiting snapshot is written: a newer

@@ -239,7 +239,7 @@ func (l *Log) Committed() uint64 { return l.committed }
 // SnapshotData reads the state of the newest snapshot the log holds from
 // the disk: the applied state a restarted replica starts from before raft
 // replays the entries after it. Raft's storage keeps only the snapshot's
-// metadata in memory (see sendSnapshot).
+// metadata in memory (see fillSnapshot).
 func (l *Log) SnapshotData() ([]byte, error) {
 	snap, err := l.storage.Snapshot()
 	if err != nil {
