@@ -24,7 +24,7 @@ const slowSnapshot = 500 * time.Millisecond
 // segments come after the file), so a crash meanwhile restarts from the
 // previous snapshot. Only the newest waiting snapshot is written: a newer
 // one covers an older one.
-func (d *Disk) SaveCompaction(s *raftpb.Snapshot, write func(io.Writer) error) error {
+func (d *Disk) SaveCompaction(s *raftpb.Snapshot, state io.WriterTo) error {
 	if err := d.create(); err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func (d *Disk) SaveCompaction(s *raftpb.Snapshot, write func(io.Writer) error) e
 	defer d.saver.mu.Unlock()
 	err := d.saver.err
 	d.saver.err = nil
-	d.saver.next, d.saver.write = s, write
+	d.saver.next, d.saver.state = s, state
 	if !d.saver.busy {
 		d.saver.busy = true
 		go d.saveInBackground()
@@ -52,8 +52,8 @@ func (d *Disk) Compacted() *raftpb.Snapshot {
 func (d *Disk) saveInBackground() {
 	for {
 		d.saver.mu.Lock()
-		s, write := d.saver.next, d.saver.write
-		d.saver.next, d.saver.write = nil, nil
+		s, state := d.saver.next, d.saver.state
+		d.saver.next, d.saver.state = nil, nil
 		if s == nil {
 			d.saver.busy = false
 			d.saver.idle.Broadcast()
@@ -62,7 +62,7 @@ func (d *Disk) saveInBackground() {
 		}
 		d.saver.mu.Unlock()
 		start := time.Now()
-		err := d.saveSnapshot(s, write)
+		err := d.saveSnapshot(s, state)
 		if took := time.Since(start); took > slowSnapshot {
 			d.opts.Logger.Warn("slow snapshot", "index", s.GetMetadata().GetIndex(), "took", took)
 		}

@@ -3,6 +3,7 @@ package disk
 import (
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -53,10 +54,5 @@ func TestCompactionsWhileTheLogGrows(t *testing.T) {
 	require.Equal(t, index, st.Entries[4].GetIndex())
 }
 
-// encoded is a snapshot's writer for tests.
-func encoded(data string) func(io.Writer) error {
-	return func(w io.Writer) error {
-		_, err := io.WriteString(w, data)
-		return err
-	}
-}
+// encoded is a snapshot's state for tests.
+func encoded(data string) io.WriterTo { return strings.NewReader(data) }

@@ -1,6 +1,7 @@
 package disk
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -53,7 +54,7 @@ type Disk struct {
 		idle  *sync.Cond // signalled when busy turns false
 		busy  bool
 		next  *raftpb.Snapshot
-		write func(io.Writer) error // writes next's state
+		state io.WriterTo // next's state
 		err   error
 		// done is the last snapshot written, until Compacted takes it.
 		done *raftpb.Snapshot
@@ -252,20 +253,17 @@ func (d *Disk) SaveSnapshot(s *raftpb.Snapshot) error {
 		return err
 	}
 	d.waitSaver()
-	return d.saveSnapshot(s, func(w io.Writer) error {
-		_, err := w.Write(s.GetData())
-		return err
-	})
+	return d.saveSnapshot(s, bytes.NewReader(s.GetData()))
 }
 
 // saveSnapshot writes the state file, then the snapshot file (metadata
 // and the state's descriptor), then its marker in the log, so a crash
 // anywhere before the marker leaves a log that still points at the
 // previous snapshot; then files nothing points at go.
-func (d *Disk) saveSnapshot(s *raftpb.Snapshot, write func(io.Writer) error) error {
+func (d *Disk) saveSnapshot(s *raftpb.Snapshot, state io.WriterTo) error {
 	start := time.Now()
 	md := s.GetMetadata()
-	desc, err := d.writeState(md.GetTerm(), md.GetIndex(), write)
+	desc, err := d.writeState(md.GetTerm(), md.GetIndex(), state)
 	if err != nil {
 		return fmt.Errorf("data dir %s: save snapshot: %w", d.opts.Dir, err)
 	}

@@ -66,7 +66,7 @@ func stateName(term, index uint64) string {
 // writeState streams a snapshot's state into its file through a temporary
 // one renamed into place once complete (and, with fsync, synced), so a
 // state file under its final name is always whole.
-func (d *Disk) writeState(term, index uint64, write func(io.Writer) error) (stateDesc, error) {
+func (d *Disk) writeState(term, index uint64, state io.WriterTo) (stateDesc, error) {
 	dir := filepath.Join(d.opts.Dir, "snap")
 	path := filepath.Join(dir, stateName(term, index))
 	tmp := path + ".tmp"
@@ -75,7 +75,7 @@ func (d *Disk) writeState(term, index uint64, write func(io.Writer) error) (stat
 		return stateDesc{}, err
 	}
 	w := &stateWriter{f: f, fsync: d.opts.Fsync, crc: crc32.New(castagnoli)}
-	err = write(w)
+	_, err = state.WriteTo(w)
 	if err == nil {
 		err = w.sync()
 	}

@@ -30,13 +30,13 @@ type Disk interface {
 	// covers may then be discarded.
 	SaveSnapshot(snap *raftpb.Snapshot) error
 	// SaveCompaction records a snapshot the replica took of its own applied
-	// state to bound its log; write streams its data. Unlike a snapshot
+	// state to bound its log; state streams its data. Unlike a snapshot
 	// received from the leader, nothing waits on it: a disk may write it in
-	// the background (write may run on another goroutine), and until it is
+	// the background (state may be written from another goroutine), and until it is
 	// durable the disk keeps the entries it covers, so a restart loads an
 	// older snapshot and replays more. A failure to write it shows in the
 	// next call.
-	SaveCompaction(snap *raftpb.Snapshot, write func(io.Writer) error) error
+	SaveCompaction(snap *raftpb.Snapshot, state io.WriterTo) error
 	// Compacted returns, once, the newest snapshot SaveCompaction has
 	// written (its metadata; the data stays on the disk) since the last
 	// call; nil when there is none.

@@ -477,12 +477,12 @@ func (l *Log) apply(e *raftpb.Entry, h Handler) {
 }
 
 // Compact snapshots the state at the applied index to bound the log:
-// freeze is called if a snapshot is due and returns the writer of the
-// state at that index, which the disk runs in the background (see
+// freeze is called if a snapshot is due and returns the state at that
+// index, to be written out, which the disk runs in the background (see
 // Disk.SaveCompaction). Once the snapshot is written, a later round puts
 // it in raft's storage and discards the log entries before it, keeping
 // keep entries so slightly lagging followers need no snapshot.
-func (l *Log) Compact(keep uint64, freeze func() (write func(io.Writer) error)) error {
+func (l *Log) Compact(keep uint64, freeze func() io.WriterTo) error {
 	if l.applied <= keep {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -249,12 +250,7 @@ func (c *testCluster) lagBehindCompaction(t *testing.T, follower uint64) {
 	leader := c.nodes[1]
 	state := fmt.Sprintf("state@%d", leader.log.Applied())
 	c.compactedState = state
-	require.NoError(t, leader.log.Compact(0, func() func(io.Writer) error {
-		return func(w io.Writer) error {
-			_, err := io.WriteString(w, state)
-			return err
-		}
-	}))
+	require.NoError(t, leader.log.Compact(0, func() io.WriterTo { return strings.NewReader(state) }))
 	require.NoError(t, leader.log.Ready(leader)) // takes the written snapshot in
 	require.Equal(t, leader.log.Applied()+1, leader.log.FirstIndex(), "the leader did not compact")
 	c.down[follower] = false

@@ -92,9 +92,9 @@ func (d *MemDisk) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
 
 // SaveCompaction implements Disk: like SaveSnapshot, at once, so that a
 // simulated run stays deterministic.
-func (d *MemDisk) SaveCompaction(snap *raftpb.Snapshot, write func(io.Writer) error) error {
+func (d *MemDisk) SaveCompaction(snap *raftpb.Snapshot, state io.WriterTo) error {
 	var b bytes.Buffer
-	if err := write(&b); err != nil {
+	if _, err := state.WriteTo(&b); err != nil {
 		return err
 	}
 	snap.Data = b.Bytes()

@@ -97,13 +97,7 @@ func (r *Replica) maybeCompact() {
 	}
 	r.sinceCompact = 0
 	store := r.store
-	freeze := func() func(io.Writer) error {
-		f := store.Freeze()
-		return func(w io.Writer) error {
-			_, err := f.WriteTo(w)
-			return err
-		}
-	}
+	freeze := func() io.WriterTo { return store.Freeze() }
 	if err := r.log.Compact(r.opts.CompactKeep, freeze); err != nil {
 		r.opts.Logger.Warn("compact", "err", err)
 	}
