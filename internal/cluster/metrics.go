@@ -68,6 +68,8 @@ var (
 	descWitness       = desc("witness_pool_records", "CURP witness pool size: unsynced operations' records on a follower, appended but unapplied operations on the leader.")
 	descRecovering    = desc("curp_recovering", "1 while a new CURP leader replays the witnesses' records.")
 	descRecoveryWait  = desc("curp_recovery_waiting_requests", "Requests held until the leader's recovery ends.")
+	descStaleSent     = desc("witness_stale_records_forwarded_total", "Witness records held past the stale age and handed to the leader to log (see the curp package's sweepStale).")
+	descStaleLogged   = desc("witness_stale_records_logged_total", "Stale witness records this replica logged as leader: operations whose clients gave up before they reached the log.")
 	descHeld          = desc("curp_held_requests", "Requests a CURP-HO leader holds until their session's previous weak write is logged.")
 	descParked        = desc("curp_parked_reads", "Weak reads waiting for this replica to reach their causal floor.")
 	descTimeouts      = desc("core_metrics_timeouts_total", "Scrapes that found the replica's loop too busy to report the core's metrics in time.")
@@ -104,7 +106,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descTerm, descLeader, descIsLeader, descLeaderChanges, descCommit, descApplied, descApplyLag,
 		descMatch, descFollowerLag, descLogEntries, descLastIndex, descBatch, descInFlight, descAwaiting,
-		descKeys, descSessions, descReplies, descWitness, descRecovering, descRecoveryWait, descHeld,
+		descKeys, descSessions, descReplies, descWitness, descRecovering, descRecoveryWait, descHeld, descStaleSent, descStaleLogged,
 		descParked, descTimeouts, descInbox, descConns, descQueueBytes, descDelayedFrames, descSentBytes,
 		descRecvBytes, descSentMsgs, descDroppedMsgs, descRecvMsgs, descFsync, descSnapTime, descSnapBytes,
 		descSnapSize, descWALSize,
@@ -183,6 +185,8 @@ func collectCore(ch chan<- prometheus.Metric, m protocol.Metrics) {
 		ch <- gauge(descRecovering, boolValue(cm.Recovering))
 		ch <- gauge(descRecoveryWait, float64(cm.RecoveryWaiting))
 		ch <- gauge(descHeld, float64(cm.HeldRequests))
+		ch <- counter(descStaleSent, float64(cm.StaleForwarded))
+		ch <- counter(descStaleLogged, float64(cm.StaleLogged))
 		ch <- gauge(descParked, float64(cm.ParkedReads))
 	}
 }

@@ -10,6 +10,8 @@ func (r *Replica) Metrics() protocol.Metrics {
 		WitnessRecords:  r.pool.Len(),
 		Recovering:      r.recovery != nil,
 		RecoveryWaiting: len(r.waiting),
+		StaleForwarded:  r.staleForwarded,
+		StaleLogged:     r.staleLogged,
 	}
 	if r.ext != nil {
 		r.ext.Metrics(c)

@@ -20,6 +20,10 @@ type Options struct {
 	// RecoveryRetryTicks is how often a recovering leader re-asks the
 	// witnesses that have not answered.
 	RecoveryRetryTicks int
+	// StaleRecordTicks is how long a witness record may wait for its
+	// operation to apply before the leader is asked to log it (see
+	// sweepStale); 0 means defaultStaleRecordTicks.
+	StaleRecordTicks int
 	// Extension adds a hybrid protocol's weak path; nil is plain CURP,
 	// which serves weak operations as strong ones.
 	Extension Extension
@@ -67,6 +71,11 @@ type Replica struct {
 	// forgotBelow is, per session with pooled records, the floor up to
 	// which its records were dropped (see forgetAcked).
 	forgotBelow map[uint64]uint64
+	// staleTicks, sinceSweep: see sweepStale. staleForwarded counts the
+	// stale records sent to the leader, staleLogged those the leader
+	// logged.
+	staleTicks, sinceSweep      int
+	staleForwarded, staleLogged uint64
 }
 
 type queued struct {
@@ -90,6 +99,10 @@ func NewReplica(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 	}
 	if opts.RecoveryRetryTicks <= 0 {
 		r.retryTicks = 10
+	}
+	r.staleTicks = opts.StaleRecordTicks
+	if r.staleTicks <= 0 {
+		r.staleTicks = defaultStaleRecordTicks
 	}
 	base.SetProtocol((*hooks)(r))
 	return r, nil
@@ -188,9 +201,15 @@ func (h *hooks) Tick() {
 		r.recovery.tick(r)
 	}
 	r.syncTick()
+	r.pool.Tick()
+	r.sweepStale()
 }
 
 func (r *Replica) request(from wire.NodeID, req *wire.Request) {
+	if !from.IsClient() {
+		r.collect(req) // a peer's stale record
+		return
+	}
 	op := &req.Op
 	if r.Replica.Applied(op.ID) {
 		// An applied operation needs no record: the leader resends its

@@ -91,8 +91,24 @@ func (x *Replica) Admit(r *curp.Replica, from wire.NodeID, req *wire.Request) bo
 	if _, outcome := r.Store().Lookup(prev); outcome != kvstore.Unknown {
 		return true
 	}
-	x.held[prev] = append(x.held[prev], heldRequest{from, req})
+	x.hold(prev, heldRequest{from, req})
 	return false
+}
+
+// hold queues h until prev is logged, once: a client's retry or a stale
+// record handed over again replaces the queued request (keeping a client
+// to answer), so retries do not pile up behind a write that never comes.
+func (x *Replica) hold(prev wire.OpID, h heldRequest) {
+	hs := x.held[prev]
+	for i := range hs {
+		if hs[i].req.Op.ID == h.req.Op.ID {
+			if h.from != 0 {
+				hs[i] = h
+			}
+			return
+		}
+	}
+	x.held[prev] = append(hs, h)
 }
 
 // propose logs req and then whatever waited for it.

@@ -54,6 +54,10 @@ type CURPMetrics struct {
 	// HeldRequests counts requests a CURP-HO leader holds until the
 	// session's previous weak write is logged.
 	HeldRequests int
+	// StaleForwarded counts the witness records this replica handed to the
+	// leader after holding them too long; StaleLogged those it logged as
+	// leader (operations whose clients gave up before they were logged).
+	StaleForwarded, StaleLogged uint64
 	// ParkedReads counts weak reads waiting for the replica to reach their
 	// causal floor (CURP-HT and CURP-HO).
 	ParkedReads int

@@ -1,6 +1,11 @@
 package witness
 
-import "github.com/hybridkv/hybridkv/internal/wire"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
 
 // Record is one pooled operation.
 type Record struct {
@@ -12,6 +17,8 @@ type Record struct {
 	// Order is the record's arrival rank in this pool: a later record on the
 	// same key has a larger Order.
 	Order uint64
+	// Added is the pool's tick count when the record arrived.
+	Added uint64
 }
 
 // Pool holds unapplied operations. Not safe for concurrent use.
@@ -20,6 +27,8 @@ type Pool struct {
 	byID      map[wire.OpID]*Record
 	bySession map[uint64]map[uint64]*Record
 	next      uint64
+	// ticks counts the pool's ticks, the clock records are aged by.
+	ticks uint64
 	// valueBytes sums the pooled operations' value lengths.
 	valueBytes int64
 	// log, when set, receives every new record.
@@ -84,7 +93,7 @@ func (p *Pool) Add(op *wire.Op, prevWeak uint64) *Record {
 		return r
 	}
 	p.next++
-	r := &Record{Op: *op, PrevWeak: prevWeak, Order: p.next}
+	r := &Record{Op: *op, PrevWeak: prevWeak, Order: p.next, Added: p.ticks}
 	p.byID[op.ID] = r
 	p.valueBytes += int64(len(op.Value))
 	p.byKey[op.Key] = append(p.byKey[op.Key], r)
@@ -150,4 +159,21 @@ func (p *Pool) Each(fn func(*Record)) {
 	for _, r := range p.byID {
 		fn(r)
 	}
+}
+
+// Tick advances the clock records are aged by.
+func (p *Pool) Tick() { p.ticks++ }
+
+// Stale returns the records pooled for at least age ticks, in arrival
+// order. It walks the whole pool, so callers ask now and then, not every
+// tick.
+func (p *Pool) Stale(age uint64) []*Record {
+	var stale []*Record
+	for _, r := range p.byID {
+		if p.ticks-r.Added >= age {
+			stale = append(stale, r)
+		}
+	}
+	slices.SortFunc(stale, func(a, b *Record) int { return cmp.Compare(a.Order, b.Order) })
+	return stale
 }

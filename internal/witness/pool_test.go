@@ -62,3 +62,20 @@ func TestPoolValueBytesFollowsAddAndRemove(t *testing.T) {
 	p.Remove(a.ID)
 	require.EqualValues(t, 2, p.ValueBytes())
 }
+
+func TestStaleListsOldRecordsInArrivalOrder(t *testing.T) {
+	p := New()
+	p.Add(op(1, 1, 5, wire.Put), 0)
+	p.Tick()
+	p.Add(op(2, 1, 6, wire.Put), 0)
+	p.Add(op(3, 1, 7, wire.Put), 0)
+	p.Tick()
+	p.Add(op(4, 1, 8, wire.Put), 0)
+	require.Empty(t, p.Stale(3))
+	var sessions []uint64
+	for _, r := range p.Stale(1) {
+		sessions = append(sessions, r.Op.ID.Session)
+	}
+	require.Equal(t, []uint64{1, 2, 3}, sessions)
+	require.Len(t, p.Stale(0), 4)
+}

@@ -1,0 +1,78 @@
+package protocols_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/sim"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// gone is a client that sent its requests and vanished: replies to it are
+// dropped.
+const gone = wire.FirstClientID + 4242
+
+func poolSizes(c *cluster) []int {
+	var sizes []int
+	for _, r := range c.Replicas() {
+		sizes = append(sizes, c.Replica(r).Metrics().CURP.WitnessRecords)
+	}
+	return sizes
+}
+
+func poolsEmpty(c *cluster) bool {
+	for _, n := range poolSizes(c) {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestAbandonedStrongWriteIsLogged: a client's strong write reaches every
+// witness but not the leader, and the client is gone. Its records would
+// block the fast path on the key until the session's next operation, which
+// never comes; the witnesses hand them to the leader once stale, it logs
+// the write, and the records leave every pool: the write is applied (its
+// client recorded it as possibly applied) and the key's fast path is open
+// again.
+func TestAbandonedStrongWriteIsLogged(t *testing.T) {
+	forSizes(t, []string{"curp", "curp-ht", "curp-ho"}, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 21, sim.Network{})
+		req := &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 901, Seq: 1}, Level: wire.Strong,
+			Kind: wire.Put, Key: key, Value: []byte("abandoned")}, AckedBelow: 1}
+		for _, r := range c.except(c.Leader()) {
+			c.Inject(gone, r, req)
+		}
+		c.RunFor(100 * time.Millisecond)
+		require.False(t, poolsEmpty(c), "the witnesses should hold the write: %v", poolSizes(c))
+		require.True(t, c.RunUntil(func() bool { return poolsEmpty(c) }, 10*time.Second),
+			"seed %d: records of the abandoned write stayed: %v", c.seed, poolSizes(c))
+		cl := c.AddClient(siteOf(c.Leader()))
+		got := c.get(cl, 902, key, wire.Strong)
+		require.Equal(t, "abandoned", string(got.Value))
+		next := c.put(cl, 902, key, "next", wire.Strong)
+		require.Equal(t, protocol.PathFast, next.Path, "the key's fast path stayed blocked")
+	})
+}
+
+// TestAbandonedWeakWriteIsLogged (CURP-HO): the bound replica acknowledged
+// a weak write that never reached the leader, and its client is gone. The
+// write would stay out of the log for good; the bound replica hands its
+// stale record to the leader, which logs it, and every session reads it.
+func TestAbandonedWeakWriteIsLogged(t *testing.T) {
+	forSizes(t, []string{"curp-ho"}, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 22, sim.Network{})
+		bound := c.follower()
+		req := &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 903, Seq: 1}, Level: wire.Weak,
+			Kind: wire.Put, Key: key, Value: []byte("acknowledged")}, AckedBelow: 1, Flags: wire.FlagReplyWanted}
+		c.Inject(gone, bound, req)
+		require.True(t, c.RunUntil(func() bool { return poolsEmpty(c) }, 10*time.Second),
+			"seed %d: the weak write stayed pooled: %v", c.seed, poolSizes(c))
+		got := c.get(c.AddClient(siteOf(c.Leader())), 904, key, wire.Strong)
+		require.Equal(t, "acknowledged", string(got.Value))
+	})
+}
