@@ -15,8 +15,9 @@ import (
 type Options struct {
 	// MaxBatch flushes a proposal batch early once it holds this many ops.
 	MaxBatch int
-	// CompactEvery and CompactKeep tune log compaction (see smr.Options).
-	CompactEvery, CompactKeep uint64
+	// CompactEvery, CompactKeep and MemoryKeep tune log compaction (see
+	// smr.Options).
+	CompactEvery, CompactKeep, MemoryKeep uint64
 	// RecoveryRetryTicks is how often a recovering leader re-asks the
 	// witnesses that have not answered.
 	RecoveryRetryTicks int
@@ -86,7 +87,7 @@ type queued struct {
 // NewReplica builds a CURP replica core.
 func NewReplica(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 	base, err := smr.New(cfg, smr.Options{MaxBatch: opts.MaxBatch, Logger: opts.Logger,
-		CompactEvery: opts.CompactEvery, CompactKeep: opts.CompactKeep})
+		CompactEvery: opts.CompactEvery, CompactKeep: opts.CompactKeep, MemoryKeep: opts.MemoryKeep})
 	if err != nil {
 		return nil, err
 	}

@@ -82,3 +82,46 @@ func compactingSim(t *testing.T, seed, every uint64) *sim.Sim {
 	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second))
 	return s
 }
+
+// TestTrimmedLogCatchesFollowersUpFromFreshSnapshots: the log held in
+// memory is trimmed to a few applied entries while the state is too large
+// to snapshot yet, so memory stays bounded between snapshots; a follower
+// that was down gets a snapshot the leader takes for it.
+func TestTrimmedLogCatchesFollowersUpFromFreshSnapshots(t *testing.T) {
+	const keep = 20
+	s, err := sim.New(sim.Config{
+		Seed: 1, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
+		BatchDelay: 200 * time.Microsecond,
+		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
+			return curp.NewReplica(cfg, curp.Options{CompactEvery: 1 << 20, CompactKeep: 5, MemoryKeep: keep})
+		},
+		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) protocol.Client {
+			return curp.NewClient(curp.ClientConfig{ID: id, Replicas: replicas, RetryTicks: 20})
+		},
+	})
+	require.NoError(t, err)
+	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second))
+	leader := s.Leader()
+	var down wire.NodeID
+	for _, r := range s.Replicas() {
+		if r != leader {
+			down = r
+		}
+	}
+	s.Crash(down)
+	_, err = s.RunWorkload(sim.Workload{ClientSites: []uint32{0, 1, 2}, Sessions: 2, Ops: 100, Pipeline: 2,
+		Keys: 1 << 20, WriteRatio: 1}, 5*time.Minute)
+	require.NoError(t, err)
+	lead := s.Replica(leader).(*curp.Replica)
+	held := lead.LastIndex() - lead.FirstIndex() + 1
+	require.LessOrEqual(t, held, uint64(2*keep), "the leader holds %d entries in memory", held)
+	require.Zero(t, s.Disk(leader).Stats().Snapshots-1, "only the bootstrap snapshot before the follower returns")
+	before := s.Status(down).Applied
+	require.NoError(t, s.Restart(down))
+	ok, sts := s.Converged(30 * time.Second)
+	require.True(t, ok, "the restarted replica did not catch up: %+v", sts)
+	require.Greater(t, s.Status(down).Applied, before+500)
+	require.Greater(t, s.Disk(leader).Stats().Snapshots, uint64(1), "the leader took no snapshot for the follower")
+	_, outcome := s.Replica(down).(*curp.Replica).Store().Lookup(wire.OpID{Session: 1<<16 | 1, Seq: 100})
+	require.NotZero(t, outcome, "the follower's session table did not come with the snapshot")
+}

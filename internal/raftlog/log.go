@@ -54,7 +54,7 @@ type Handler interface {
 type Log struct {
 	cfg     Config
 	rn      *raft.RawNode
-	storage *raft.MemoryStorage
+	storage *storage
 	disk    Disk
 	// restarted is set when the disk held state: this replica ran before
 	// and lost whatever it kept only in memory.
@@ -78,6 +78,8 @@ type Log struct {
 	committed     uint64
 	// compactKeep is the entries a compaction keeps before its snapshot.
 	compactKeep uint64
+	// compacting is the index of the snapshot being written, 0 if none.
+	compacting uint64
 }
 
 // ErrNotLeader is returned by Propose on a replica that is not the leader.
@@ -126,7 +128,7 @@ func New(cfg Config) (*Log, error) {
 		ID:                        cfg.ID,
 		ElectionTick:              cfg.ElectionTicks,
 		HeartbeatTick:             cfg.HeartbeatTicks,
-		Storage:                   st,
+		Storage:                   &storage{MemoryStorage: st},
 		Applied:                   applied - 1,
 		MaxSizePerMsg:             orDefault(cfg.MaxSizePerMsg, 1<<20),
 		MaxInflightMsgs:           int(orDefault(uint64(cfg.MaxInflight), 256)),
@@ -142,7 +144,7 @@ func New(cfg Config) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{cfg: cfg, rn: rn, storage: st, disk: cfg.Disk, restarted: restarted, snapshotWaits: make(map[uint64]int),
+	l := &Log{cfg: cfg, rn: rn, storage: rc.Storage.(*storage), disk: cfg.Disk, restarted: restarted, snapshotWaits: make(map[uint64]int),
 		rand: cfg.Rand, applied: applied - 1}
 	if hs := state.HardState; hs != nil {
 		l.term, l.committed = hs.GetTerm(), hs.GetCommit()
@@ -241,7 +243,7 @@ func (l *Log) Committed() uint64 { return l.committed }
 // replays the entries after it. Raft's storage keeps only the snapshot's
 // metadata in memory (see fillSnapshot).
 func (l *Log) SnapshotData() ([]byte, error) {
-	snap, err := l.storage.Snapshot()
+	snap, err := l.storage.MemoryStorage.Snapshot()
 	if err != nil {
 		return nil, err
 	}
@@ -483,10 +485,11 @@ func (l *Log) apply(e *raftpb.Entry, h Handler) {
 // it in raft's storage and discards the log entries before it, keeping
 // keep entries so slightly lagging followers need no snapshot.
 func (l *Log) Compact(keep uint64, freeze func() io.WriterTo) error {
+	l.storage.wanted = false
 	if l.applied <= keep {
 		return nil
 	}
-	if snap, err := l.storage.Snapshot(); err != nil || snap.GetMetadata().GetIndex() >= l.applied {
+	if snap, err := l.storage.MemoryStorage.Snapshot(); err != nil || snap.GetMetadata().GetIndex() >= l.applied {
 		return err
 	}
 	term, err := l.storage.Term(l.applied)
@@ -500,6 +503,7 @@ func (l *Log) Compact(keep uint64, freeze func() io.WriterTo) error {
 	if err := l.disk.SaveCompaction(snap, freeze()); err != nil {
 		return fmt.Errorf("raftlog: save snapshot: %w", err)
 	}
+	l.compacting = l.applied
 	return nil
 }
 
@@ -511,6 +515,9 @@ func (l *Log) installCompacted() error {
 		return nil
 	}
 	md := snap.GetMetadata()
+	if md.GetIndex() >= l.compacting {
+		l.compacting = 0
+	}
 	if _, err := l.storage.CreateSnapshot(md.GetIndex(), md.GetConfState(), nil); err != nil {
 		if errors.Is(err, raft.ErrSnapOutOfDate) { // a newer one came from the leader
 			return nil

@@ -75,23 +75,39 @@ func (r *Replica) decode(index uint64, data []byte) *wire.Request {
 	panic(fmt.Sprintf("replica %d: log entry %d: %v", r.id, index, err))
 }
 
+// trimEvery is at most how many applied entries pass between two trims of
+// the log held in memory.
+const trimEvery = 4096
+
 // maybeCompact snapshots the applied state and drops the log before it
 // once the log has grown past the larger of CompactEvery entries and the
 // state's own size: a snapshot costs time in proportion to the state, so
-// the amortized cost per entry stays constant while the log, and the
-// memory it holds, stays within a multiple of the state. Snapshotting
-// twice as often (at half as many entries as keys) halved the memory the
-// log adds between two snapshots, but with a million keys it also doubled
-// the snapshots' writes, 107 MB per replica each, and on a disk shared by
-// three replicas their log syncs slowed from 1.4–2.1 to 4.8–5.2 ms and
-// throughput fell by a quarter. The state is frozen and streamed to the
-// disk in the background (kvstore.Frozen); the store folds in what it
-// applied meanwhile once a round (Ready).
+// the amortized cost per entry stays constant while the log on disk stays
+// within a multiple of the state. Snapshotting twice as often (at half as
+// many entries as keys) halved the memory the log held between two
+// snapshots, but with a million keys it also doubled the snapshots'
+// writes, 107 MB per replica each, and on a disk shared by three replicas
+// their log syncs slowed from 1.4–2.1 to 4.8–5.2 ms and throughput fell
+// by a quarter. Memory is bounded apart, by trimming the applied entries
+// raft's storage holds to MemoryKeep (raftlog's Trim); a follower that
+// needs a trimmed entry makes the leader snapshot at once.
 func (r *Replica) maybeCompact() {
 	r.sinceCompact++
-	if r.sinceCompact < max(r.opts.CompactEvery, uint64(r.store.Len())) {
+	if r.sinceCompact%min(trimEvery, r.opts.MemoryKeep/16+1) == 0 {
+		if err := r.log.Trim(r.opts.MemoryKeep); err != nil {
+			r.opts.Logger.Warn("trim", "err", err)
+		}
+	}
+	if r.sinceCompact < max(r.opts.CompactEvery, uint64(r.store.Len())) && !r.log.SnapshotWanted() {
 		return
 	}
+	r.compact()
+}
+
+// compact snapshots the applied state. The state is frozen and streamed
+// to the disk in the background (kvstore.Frozen); the store folds in what
+// it applied meanwhile once a round (Ready).
+func (r *Replica) compact() {
 	if r.store.Frozen() {
 		return // the last snapshot is still being encoded; try again next entry
 	}

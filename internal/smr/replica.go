@@ -43,7 +43,11 @@ type Options struct {
 	// at least (more when the state holds more keys; see maybeCompact),
 	// keeping CompactKeep of them for followers that lag a little.
 	CompactEvery, CompactKeep uint64
-	Logger                    *slog.Logger
+	// MemoryKeep is how many applied entries raft's storage keeps in
+	// memory between snapshots (see raftlog's Trim); a follower further
+	// behind catches up from a snapshot.
+	MemoryKeep uint64
+	Logger     *slog.Logger
 }
 
 func (o *Options) defaults() {
@@ -55,6 +59,9 @@ func (o *Options) defaults() {
 	}
 	if o.CompactKeep == 0 {
 		o.CompactKeep = 1 << 14
+	}
+	if o.MemoryKeep == 0 {
+		o.MemoryKeep = 1 << 16
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -200,6 +207,9 @@ func (r *Replica) Status() protocol.Status {
 // Tick implements protocol.Replica.
 func (r *Replica) Tick() {
 	r.log.Tick()
+	if r.log.SnapshotWanted() {
+		r.compact() // nothing may apply for a while to trigger it
+	}
 	r.proto.Tick()
 }
 
