@@ -68,11 +68,18 @@ func TestCompactionScalesWithTheState(t *testing.T) {
 // every entries applied (at least), and waits for a leader.
 func compactingSim(t *testing.T, seed, every uint64) *sim.Sim {
 	t.Helper()
+	return simWith(t, seed, curp.Options{CompactEvery: every, CompactKeep: 5})
+}
+
+// simWith starts three CURP replicas built with opts and waits for a
+// leader.
+func simWith(t *testing.T, seed uint64, opts curp.Options) *sim.Sim {
+	t.Helper()
 	s, err := sim.New(sim.Config{
 		Seed: seed, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
 		BatchDelay: 200 * time.Microsecond,
 		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
-			return curp.NewReplica(cfg, curp.Options{CompactEvery: every, CompactKeep: 5})
+			return curp.NewReplica(cfg, opts)
 		},
 		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) protocol.Client {
 			return curp.NewClient(curp.ClientConfig{ID: id, Replicas: replicas, RetryTicks: 20})
@@ -89,18 +96,7 @@ func compactingSim(t *testing.T, seed, every uint64) *sim.Sim {
 // that was down gets a snapshot the leader takes for it.
 func TestTrimmedLogCatchesFollowersUpFromFreshSnapshots(t *testing.T) {
 	const keep = 20
-	s, err := sim.New(sim.Config{
-		Seed: 1, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
-		BatchDelay: 200 * time.Microsecond,
-		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
-			return curp.NewReplica(cfg, curp.Options{CompactEvery: 1 << 20, CompactKeep: 5, MemoryKeep: keep})
-		},
-		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) protocol.Client {
-			return curp.NewClient(curp.ClientConfig{ID: id, Replicas: replicas, RetryTicks: 20})
-		},
-	})
-	require.NoError(t, err)
-	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second))
+	s := simWith(t, 1, curp.Options{CompactEvery: 1 << 20, CompactKeep: 5, MemoryKeep: keep})
 	leader := s.Leader()
 	var down wire.NodeID
 	for _, r := range s.Replicas() {
@@ -109,7 +105,7 @@ func TestTrimmedLogCatchesFollowersUpFromFreshSnapshots(t *testing.T) {
 		}
 	}
 	s.Crash(down)
-	_, err = s.RunWorkload(sim.Workload{ClientSites: []uint32{0, 1, 2}, Sessions: 2, Ops: 100, Pipeline: 2,
+	_, err := s.RunWorkload(sim.Workload{ClientSites: []uint32{0, 1, 2}, Sessions: 2, Ops: 100, Pipeline: 2,
 		Keys: 1 << 20, WriteRatio: 1}, 5*time.Minute)
 	require.NoError(t, err)
 	lead := s.Replica(leader).(*curp.Replica)
