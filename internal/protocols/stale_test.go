@@ -76,3 +76,21 @@ func TestAbandonedWeakWriteIsLogged(t *testing.T) {
 		require.Equal(t, "acknowledged", string(got.Value))
 	})
 }
+
+// TestHeldRequestIsHeldOnce (CURP-HO): a request the leader holds until
+// its session's previous weak write is logged is held once, however often
+// its client re-sends it or a witness hands over its stale record; each
+// copy used to queue again behind a write that may never come.
+func TestHeldRequestIsHeldOnce(t *testing.T) {
+	forSizes(t, []string{"curp-ho"}, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 23, sim.Network{})
+		leader := c.Leader()
+		held := &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 905, Seq: 2}, Level: wire.Weak,
+			Kind: wire.Put, Key: key, Value: []byte("after a write that never came")}, PrevWeak: 1, Flags: wire.FlagRetry}
+		for range 5 {
+			c.Inject(gone, leader, held)
+			c.RunFor(time.Millisecond)
+		}
+		require.Equal(t, 1, c.Replica(leader).Metrics().CURP.HeldRequests)
+	})
+}
