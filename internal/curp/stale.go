@@ -11,6 +11,13 @@ import (
 // are left to their clients.
 const defaultStaleRecordTicks = 300
 
+// maxStalePerSweep bounds the records one sweep hands over. A follower
+// that fell behind holds records of many operations the leader has long
+// applied, all of them stale by age; handing over all at once, every
+// sweep until it caught up, would flood the leader. The oldest go first,
+// and what applies meanwhile leaves the pool.
+const maxStalePerSweep = 256
+
 // A record leaves a witness's pool when its operation applies, or when its
 // session's client moves past it. An operation whose client gave up (it
 // crashed, or timed out while the leader was out of its reach) never
@@ -35,7 +42,8 @@ func (r *Replica) sweepStale() {
 	if leader == 0 || r.recovery != nil {
 		return
 	}
-	for _, rec := range r.pool.Stale(uint64(r.staleTicks)) {
+	stale := r.pool.Stale(uint64(r.staleTicks))
+	for _, rec := range stale[:min(len(stale), maxStalePerSweep)] {
 		req := staleRequest(rec)
 		if leader == r.ID() {
 			r.collect(req)

@@ -94,3 +94,23 @@ func TestHeldRequestIsHeldOnce(t *testing.T) {
 		require.Equal(t, 1, c.Replica(leader).Metrics().CURP.HeldRequests)
 	})
 }
+
+// TestStaleRecordsAreHandedOverInBoundedSweeps: a witness holding more
+// stale records than one sweep hands over (a follower that fell behind
+// holds many) sends the oldest 256 at a time, and all of them reach the
+// log in a few sweeps.
+func TestStaleRecordsAreHandedOverInBoundedSweeps(t *testing.T) {
+	c := newCluster(t, "curp", 3, 24, sim.Network{})
+	f := c.follower()
+	const n = 300
+	for i := range uint64(n) {
+		c.Inject(gone, f, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 1000 + i, Seq: 1}, Level: wire.Strong,
+			Kind: wire.Put, Key: 100 + i, Value: []byte("abandoned")}, AckedBelow: 1})
+	}
+	forwarded := func() uint64 { return c.Replica(f).Metrics().CURP.StaleForwarded }
+	require.True(t, c.RunUntil(func() bool { return forwarded() > 0 }, 10*time.Second), "nothing was handed over")
+	require.EqualValues(t, 256, forwarded(), "one sweep handed over more than its bound")
+	require.True(t, c.RunUntil(func() bool { return poolsEmpty(c) }, 10*time.Second),
+		"seed %d: stale records stayed: %v", c.seed, poolSizes(c))
+	require.EqualValues(t, n, c.Replica(c.Leader()).Metrics().CURP.StaleLogged)
+}
