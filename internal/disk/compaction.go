@@ -19,11 +19,11 @@ const slowSnapshot = 500 * time.Millisecond
 // longer than a raft round (a tenth of a second and more for a million
 // keys, then a file the size of the state plus syncs), and a replica that
 // stopped for them in the middle of a run stalled its clients and, with the
-// others stopping at the same index, let an election timeout pass. The log keeps every entry the
-// snapshot covers until it is durable (the marker and the release of older
-// segments come after the file), so a crash meanwhile restarts from the
-// previous snapshot. Only the newest waiting snapshot is written: a newer
-// one covers an older one.
+// others stopping at the same index, let an election timeout pass. The log
+// keeps every entry the snapshot covers until it is durable (the marker and
+// the release of older segments come after the file), so a crash meanwhile
+// restarts from the previous snapshot. Only the newest waiting snapshot is
+// written: a newer one covers an older one.
 func (d *Disk) SaveCompaction(s *raftpb.Snapshot, state io.WriterTo) error {
 	if err := d.create(); err != nil {
 		return err

@@ -15,6 +15,12 @@ import (
 // dropped.
 const gone = wire.FirstClientID + 4242
 
+// put is a request to write value to k as operation seq of session.
+func put(session, seq uint64, level wire.Level, k uint64, value string) *wire.Request {
+	return &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: seq}, Level: level,
+		Kind: wire.Put, Key: k, Value: []byte(value)}, AckedBelow: 1}
+}
+
 func poolSizes(c *cluster) []int {
 	var sizes []int
 	for _, r := range c.Replicas() {
@@ -42,8 +48,7 @@ func poolsEmpty(c *cluster) bool {
 func TestAbandonedStrongWriteIsLogged(t *testing.T) {
 	forSizes(t, []string{"curp", "curp-ht", "curp-ho"}, func(t *testing.T, name string, n int) {
 		c := newCluster(t, name, n, 21, sim.Network{})
-		req := &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 901, Seq: 1}, Level: wire.Strong,
-			Kind: wire.Put, Key: key, Value: []byte("abandoned")}, AckedBelow: 1}
+		req := put(901, 1, wire.Strong, key, "abandoned")
 		for _, r := range c.except(c.Leader()) {
 			c.Inject(gone, r, req)
 		}
@@ -67,8 +72,8 @@ func TestAbandonedWeakWriteIsLogged(t *testing.T) {
 	forSizes(t, []string{"curp-ho"}, func(t *testing.T, name string, n int) {
 		c := newCluster(t, name, n, 22, sim.Network{})
 		bound := c.follower()
-		req := &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 903, Seq: 1}, Level: wire.Weak,
-			Kind: wire.Put, Key: key, Value: []byte("acknowledged")}, AckedBelow: 1, Flags: wire.FlagReplyWanted}
+		req := put(903, 1, wire.Weak, key, "acknowledged")
+		req.Flags = wire.FlagReplyWanted
 		c.Inject(gone, bound, req)
 		require.True(t, c.RunUntil(func() bool { return poolsEmpty(c) }, 10*time.Second),
 			"seed %d: the weak write stayed pooled: %v", c.seed, poolSizes(c))
@@ -85,8 +90,8 @@ func TestHeldRequestIsHeldOnce(t *testing.T) {
 	forSizes(t, []string{"curp-ho"}, func(t *testing.T, name string, n int) {
 		c := newCluster(t, name, n, 23, sim.Network{})
 		leader := c.Leader()
-		held := &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 905, Seq: 2}, Level: wire.Weak,
-			Kind: wire.Put, Key: key, Value: []byte("after a write that never came")}, PrevWeak: 1, Flags: wire.FlagRetry}
+		held := put(905, 2, wire.Weak, key, "after a write that never came")
+		held.PrevWeak, held.Flags = 1, wire.FlagRetry
 		for range 5 {
 			c.Inject(gone, leader, held)
 			c.RunFor(time.Millisecond)
@@ -104,8 +109,7 @@ func TestStaleRecordsAreHandedOverInBoundedSweeps(t *testing.T) {
 	f := c.follower()
 	const n = 300
 	for i := range uint64(n) {
-		c.Inject(gone, f, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 1000 + i, Seq: 1}, Level: wire.Strong,
-			Kind: wire.Put, Key: 100 + i, Value: []byte("abandoned")}, AckedBelow: 1})
+		c.Inject(gone, f, put(1000+i, 1, wire.Strong, 100+i, "abandoned"))
 	}
 	forwarded := func() uint64 { return c.Replica(f).Metrics().CURP.StaleForwarded }
 	require.True(t, c.RunUntil(func() bool { return forwarded() > 0 }, 10*time.Second), "nothing was handed over")

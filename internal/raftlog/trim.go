@@ -16,8 +16,10 @@ import (
 // than keep of them are held (Trim); the disk keeps them until the next
 // snapshot, for a restart to replay. A follower that needs a dropped entry
 // gets a snapshot instead, taken for it on demand when the newest one is
-// older than what memory holds, as etcd does when its followers lag past
-// the entries it keeps.
+// older than what memory holds. (etcd also keeps a fixed number of entries
+// in memory for lagging followers, but its snapshots are frequent and
+// cheap, so it trims only at them; ours are rare and as large as the
+// state.)
 
 // storage is raft's MemoryStorage, with Snapshot refusing, and asking for
 // a new snapshot, when the newest one no longer joins the entries held.
