@@ -76,6 +76,7 @@ var (
 
 	// The runtime and the transport.
 	descInbox         = desc("runtime_inbox_messages", "Messages received and not yet handed to the protocol core.")
+	descWrites        = desc("runtime_disk_writes_waiting", "Rounds of the protocol core whose disk writes are not done yet, the one being written included.")
 	descConns         = desc("transport_connections", "Open connections messages to a peer leave on (peer \"clients\": every client).", "peer")
 	descQueueBytes    = desc("transport_send_queue_bytes", "Encoded frames waiting to be written to a peer.", "peer")
 	descDelayedFrames = desc("transport_delayed_frames", "Frames held back by the emulated wide-area delay.", "peer")
@@ -107,7 +108,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descTerm, descLeader, descIsLeader, descLeaderChanges, descCommit, descApplied, descApplyLag,
 		descMatch, descFollowerLag, descLogEntries, descLastIndex, descBatch, descInFlight, descAwaiting,
 		descKeys, descSessions, descReplies, descWitness, descRecovering, descRecoveryWait, descHeld, descStaleForwarded, descStaleLogged,
-		descParked, descTimeouts, descInbox, descConns, descQueueBytes, descDelayedFrames, descSentBytes,
+		descParked, descTimeouts, descInbox, descWrites, descConns, descQueueBytes, descDelayedFrames, descSentBytes,
 		descRecvBytes, descSentMsgs, descDroppedMsgs, descRecvMsgs, descFsync, descSnapTime, descSnapBytes,
 		descSnapSize, descWALSize,
 	} {
@@ -127,6 +128,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- counter(descTimeouts, float64(c.timeouts.Load()))
 	ch <- gauge(descInbox, float64(c.s.InboxLen()))
+	ch <- gauge(descWrites, float64(c.s.WritesWaiting()))
 	collectTransport(ch, c.s.Transport())
 	c.collectDisk(ch)
 }

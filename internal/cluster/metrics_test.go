@@ -103,7 +103,7 @@ func TestDebugMetrics(t *testing.T) {
 			"hybridkv_raft_term", "hybridkv_raft_leader_id", "hybridkv_raft_leader_changes_total",
 			"hybridkv_raft_apply_lag_entries", "hybridkv_raft_log_entries", "hybridkv_proposal_batch_ops",
 			"hybridkv_proposals_in_flight_ops", "hybridkv_session_table_replies", "hybridkv_witness_pool_records",
-			"hybridkv_curp_parked_reads", "hybridkv_runtime_inbox_messages", "hybridkv_snapshot_save_duration_seconds",
+			"hybridkv_curp_parked_reads", "hybridkv_runtime_inbox_messages", "hybridkv_runtime_disk_writes_waiting", "hybridkv_snapshot_save_duration_seconds",
 			"hybridkv_snapshot_size_bytes", "hybridkv_core_metrics_timeouts_total",
 			"go_gc_duration_seconds", "go_goroutines",
 		} {

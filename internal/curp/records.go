@@ -3,7 +3,7 @@ package curp
 import (
 	"fmt"
 
-	"github.com/hybridkv/hybridkv/internal/wire"
+	"github.com/hybridkv/hybridkv/internal/protocol"
 )
 
 // rewriteRecordsAt is the size past which the witness log is rewritten
@@ -30,24 +30,24 @@ func (r *Replica) loadRecords() error {
 }
 
 // Ready implements protocol.Replica: the witness records added since the
-// last round are durable before any reply of this round goes out. (A disk
-// that keeps both logs syncs the records together with the raft log's
-// entries; this sync then has nothing left to do.)
-func (r *Replica) Ready() []wire.Envelope {
-	out := r.Replica.Ready()
+// last round are synced by the round's write, so they are durable before
+// any reply of this round goes out. (A disk that keeps both logs syncs the
+// records together with the raft log's entries; this sync then has nothing
+// left to do.)
+func (r *Replica) Ready() protocol.Ready {
+	rd := r.Replica.Ready()
 	if r.records == nil {
-		return out
+		return rd
 	}
-	if err := r.records.Sync(); err != nil {
-		// An ok this witness cannot keep must not be sent.
-		panic(fmt.Sprintf("replica %d: witness records: %v", r.ID(), err))
+	if r.records.Pending() {
+		rd.Write = rd.Write.Also(r.records)
 	}
 	if n := r.records.Bytes(); n > rewriteRecordsAt && n > 4*r.liveRecordBytes() {
 		if err := r.records.Rewrite(r.pooled()); err != nil {
 			panic(fmt.Sprintf("replica %d: witness records: %v", r.ID(), err))
 		}
 	}
-	return out
+	return rd
 }
 
 // liveRecordBytes estimates what the pool's records take in the log. It

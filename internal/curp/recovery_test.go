@@ -47,10 +47,7 @@ func TestRetryAppliedOnce(t *testing.T) {
 	// The retry: the same identity, straight to every replica.
 	retry := &wire.Request{Op: wire.Op{ID: first, Kind: wire.Put, Key: 9, Value: []byte("first")}, Flags: wire.FlagRetry}
 	for _, r := range s.Replicas() {
-		s.Replica(r).Step(c, retry)
-		s.Replica(r).Flush()
-		s.Replica(r).Ready()
-		s.Replica(r).Advance()
+		s.Inject(c, r, retry)
 	}
 	s.RunFor(time.Second)
 	for _, r := range s.Replicas() {

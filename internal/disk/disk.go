@@ -39,13 +39,22 @@ type Disk struct {
 	lock   *os.File
 	walDir string
 	snaps  *snap.Snapshotter
-	w      *wal.WAL // nil until the first write to a blank directory
-	zl     *zap.Logger
+	// w is nil until the first write to a blank directory; createMu
+	// guards its creation, which the replica's writer (Save, SaveSnapshot)
+	// and its core (SaveCompaction) may race to.
+	createMu sync.Mutex
+	w        *wal.WAL
+	zl       *zap.Logger
 	// records is the witness log, once opened.
 	records *Records
 
 	// state is the hard state last saved, to tell whether a Save must sync.
 	state *raftpb.HardState
+
+	// snapMu orders snapshot writes: one from the leader (the writer's)
+	// and a compaction (the saver's) may come at once, and each ends by
+	// removing the files nothing points at.
+	snapMu sync.Mutex
 
 	// saver writes compaction snapshots in the background (see
 	// SaveCompaction).
@@ -186,6 +195,8 @@ func (d *Disk) adopt(w *wal.WAL) {
 
 // create makes the log of a blank directory at its first write.
 func (d *Disk) create() error {
+	d.createMu.Lock()
+	defer d.createMu.Unlock()
 	if d.w != nil {
 		return nil
 	}
@@ -215,7 +226,7 @@ func (d *Disk) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
 	// Witness records queued this round are synced alongside: both must be
 	// durable before the round's messages go out.
 	var records chan error
-	if d.records != nil && d.records.dirty() {
+	if d.records != nil && d.records.Pending() {
 		records = make(chan error, 1)
 		go func() { records <- d.records.Sync() }()
 	}
@@ -261,6 +272,8 @@ func (d *Disk) SaveSnapshot(s *raftpb.Snapshot) error {
 // anywhere before the marker leaves a log that still points at the
 // previous snapshot; then files nothing points at go.
 func (d *Disk) saveSnapshot(s *raftpb.Snapshot, state io.WriterTo) error {
+	d.snapMu.Lock()
+	defer d.snapMu.Unlock()
 	start := time.Now()
 	md := s.GetMetadata()
 	desc, err := d.writeState(md.GetTerm(), md.GetIndex(), state)

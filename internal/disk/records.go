@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 
 	"go.etcd.io/etcd/client/pkg/v3/fileutil"
 
@@ -19,13 +21,22 @@ import (
 // witness's records, one frame per Sync — length, CRC-32C, then the
 // operations queued since the last one. Disk.Save syncs queued records in
 // parallel with the raft log, so a round pays for one sync's latency.
+//
+// The core appends on its thread while its driver's writer syncs: mu
+// guards the next frame, io the file (a sync or rewrite at a time).
 type Records struct {
-	path    string
-	fsync   bool
-	f       *os.File
-	size    int64
-	d       *Disk
+	path  string
+	fsync bool
+	d     *Disk
+
+	mu      sync.Mutex
 	pending []byte // the next frame: header room, then encoded records
+	// spare is the buffer the last sync wrote, reused for a later frame.
+	spare []byte
+
+	io   sync.Mutex
+	f    *os.File
+	size atomic.Int64
 	// allocated is the preallocated size of the file.
 	allocated int64
 }
@@ -56,7 +67,7 @@ func (d *Disk) Records() (*Records, error) {
 		return nil, err
 	}
 	d.records = &Records{path: path, fsync: d.opts.Fsync, f: f, d: d, pending: make([]byte, frameHeader),
-		allocated: info.Size()}
+		spare: make([]byte, frameHeader), allocated: info.Size()}
 	return d.records, nil
 }
 
@@ -89,7 +100,7 @@ func (l *Records) Load() ([]witness.Entry, error) {
 		ops = append(ops, batch...)
 		off += n
 	}
-	l.size = int64(off)
+	l.size.Store(int64(off))
 	return ops, nil
 }
 
@@ -104,10 +115,11 @@ func zeros(b []byte) bool {
 
 // reserve preallocates room for n more bytes.
 func (l *Records) reserve(n int64) error {
-	if l.size+n <= l.allocated {
+	size := l.size.Load()
+	if size+n <= l.allocated {
 		return nil
 	}
-	l.allocated = (l.size+n)/recordsChunk*recordsChunk + recordsChunk
+	l.allocated = (size+n)/recordsChunk*recordsChunk + recordsChunk
 	return fileutil.Preallocate(l.f, l.allocated, true)
 }
 
@@ -163,25 +175,44 @@ func sealFrame(b []byte) []byte {
 
 // Append implements witness.Log.
 func (l *Records) Append(op *wire.Op, prevWeak uint64) {
+	l.mu.Lock()
 	l.pending = appendRecord(l.pending, op, prevWeak)
+	l.mu.Unlock()
+}
+
+// Pending implements witness.Log.
+func (l *Records) Pending() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.dirty()
 }
 
 func (l *Records) dirty() bool { return len(l.pending) > frameHeader }
 
-// Sync implements witness.Log.
+// Sync implements witness.Log: it takes the records appended so far as
+// one frame, so appends go on while the frame is written.
 func (l *Records) Sync() error {
+	l.io.Lock()
+	defer l.io.Unlock()
+	l.mu.Lock()
 	if !l.dirty() {
+		l.mu.Unlock()
 		return nil
 	}
 	frame := sealFrame(l.pending)
+	l.pending, l.spare = l.spare[:frameHeader], nil
+	l.mu.Unlock()
 	if err := l.reserve(int64(len(frame))); err != nil {
 		return err
 	}
-	if _, err := l.f.WriteAt(frame, l.size); err != nil {
+	size := l.size.Load()
+	if _, err := l.f.WriteAt(frame, size); err != nil {
 		return err
 	}
-	l.size += int64(len(frame))
-	l.pending = l.pending[:frameHeader]
+	l.size.Store(size + int64(len(frame)))
+	l.mu.Lock()
+	l.spare = frame[:frameHeader]
+	l.mu.Unlock()
 	if !l.fsync {
 		return nil
 	}
@@ -189,8 +220,14 @@ func (l *Records) Sync() error {
 }
 
 // Rewrite implements witness.Log: the live records go to a new file that
-// replaces the log in one rename.
+// replaces the log in one rename. Entries hold every record appended, so
+// the next frame is dropped.
 func (l *Records) Rewrite(entries []witness.Entry) error {
+	l.io.Lock()
+	defer l.io.Unlock()
+	l.mu.Lock()
+	l.pending = l.pending[:frameHeader]
+	l.mu.Unlock()
 	tmp := l.path + ".tmp"
 	frame := make([]byte, frameHeader)
 	for i := range entries {
@@ -211,13 +248,13 @@ func (l *Records) Rewrite(entries []witness.Entry) error {
 		return err
 	}
 	l.f.Close()
-	l.f, l.size, l.allocated = f, int64(len(frame)), int64(len(frame))
-	l.pending = l.pending[:frameHeader]
+	l.f, l.allocated = f, int64(len(frame))
+	l.size.Store(int64(len(frame)))
 	return nil
 }
 
 // Bytes implements witness.Log.
-func (l *Records) Bytes() int64 { return l.size }
+func (l *Records) Bytes() int64 { return l.size.Load() }
 
 func writeSynced(path string, b []byte) error {
 	f, err := os.Create(path)

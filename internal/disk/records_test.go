@@ -118,3 +118,44 @@ func TestRecordsDamageStopsTheReplica(t *testing.T) {
 	_, err = l.Load()
 	require.ErrorContains(t, err, path+" is damaged at offset 0")
 }
+
+// The core appends while its driver's writer syncs: no record is lost or
+// written twice, whichever sync takes it.
+func TestRecordsAppendWhileSyncing(t *testing.T) {
+	dir := t.TempDir()
+	d := open(t, dir, nil)
+	l, err := d.Records()
+	require.NoError(t, err)
+	_, err = l.Load()
+	require.NoError(t, err)
+	const n = 2000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range uint64(n) {
+			o := op(i+1, "v")
+			l.Append(&o, 0)
+		}
+	}()
+	for syncing := true; syncing; {
+		select {
+		case <-done:
+			syncing = false
+		default:
+		}
+		require.NoError(t, l.Sync())
+	}
+	require.False(t, l.Pending())
+	require.NoError(t, d.Close())
+
+	d = open(t, dir, nil)
+	defer d.Close()
+	l, err = d.Records()
+	require.NoError(t, err)
+	ops, err := l.Load()
+	require.NoError(t, err)
+	require.Len(t, ops, n)
+	for i, e := range ops {
+		require.Equal(t, uint64(i+1), e.Op.ID.Seq)
+	}
+}

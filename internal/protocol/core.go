@@ -25,9 +25,10 @@ type Replica interface {
 	// too (a new leader's replay, requests released when an entry applies),
 	// so a driver must not guess from what it delivered.
 	Pending() bool
-	// Ready returns what the core wants sent. The slice is valid until
-	// Advance.
-	Ready() []wire.Envelope
+	// Ready returns what the core produced since the last Advance (see
+	// Ready). Its Messages are valid until Advance; its Write and After
+	// belong to the driver.
+	Ready() Ready
 	// Advance tells the core its last Ready was handled.
 	Advance()
 	// Status reports the core's view for monitoring and tests.

@@ -242,12 +242,14 @@ func (h *replicaHook) Step(from wire.NodeID, m wire.Message) {
 	h.Replica.Step(from, m)
 }
 
-func (h *replicaHook) Ready() []wire.Envelope {
-	envs := h.Replica.Ready()
-	for i := range envs {
-		h.rewrite(h, &envs[i])
+func (h *replicaHook) Ready() protocol.Ready {
+	rd := h.Replica.Ready()
+	for _, envs := range [][]wire.Envelope{rd.Messages, rd.After} {
+		for i := range envs {
+			h.rewrite(h, &envs[i])
+		}
 	}
-	return envs
+	return rd
 }
 
 // alwaysOk makes witnesses and the leader accept every operation; a

@@ -10,12 +10,13 @@ import (
 
 // Disk is where a replica's raft state survives a crash: the hard state
 // (term, vote, commit), the log entries and the newest snapshot of the
-// applied state. Raft's rule is that what a Ready asks to persist is on
-// stable storage before any message of that Ready is sent; Log keeps it by
-// returning from Save and SaveSnapshot before it hands a message on.
+// applied state. Raft's rule is that a replica's answers are on stable
+// storage before they are sent: a Write calls Save and SaveSnapshot, and
+// what waited for it goes out once they return.
 //
-// A Disk is used by one goroutine at a time, except Stats, which is safe
-// for concurrent use.
+// Writes (Save, SaveSnapshot) come from one goroutine, the replica's
+// writer, in order; the other methods from the replica's core. The two may
+// run at once. Stats is safe for concurrent use.
 type Disk interface {
 	// Load returns what the disk holds. It is called once, before any
 	// write.

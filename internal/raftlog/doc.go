@@ -1,7 +1,9 @@
 // Package raftlog is the replicated log every protocol in hybridkv stands on:
 // an etcd raft RawNode, driven deterministically, whose state a Disk keeps
-// across restarts (raft reads it from an in-memory copy; every Ready round is
-// persisted to the Disk before anything it produced is sent).
+// across restarts. Raft reads its log from an in-memory copy and runs with
+// asynchronous storage writes: each round hands its driver a Write, and raft's
+// answers that vote for a leader or an entry wait until that write is
+// durable, while the core goes on (see Write).
 //
 // A slot is a raft log index. Raft gives the log, commit on a majority, leader
 // election and in-order delivery of committed entries; the protocols add their

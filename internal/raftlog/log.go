@@ -34,16 +34,19 @@ type Config struct {
 	Logger      raft.Logger
 }
 
-// Handler receives what one Ready round produced, in this order: appended
-// entries (before they are persisted), then messages, then committed
-// entries. Whatever the handler sends goes out only after the round was
-// persisted.
+// Handler receives what one Ready round produced, in order: appended
+// entries (before they are durable), messages, committed entries.
 type Handler interface {
 	// Appended is called for each entry added to this replica's log, in
 	// index order (data is empty for raft's own entries).
 	Appended(index uint64, data []byte)
-	// Send must deliver m to m.To; m is owned by the handler afterwards.
+	// Send must deliver m to m.To; it may go at once. m is owned by the
+	// handler afterwards.
 	Send(m *raftpb.Message)
+	// SendAfterWrite must deliver m to m.To once the round's Write is
+	// durable; m.To may be this replica itself, whose raft must then Step
+	// it.
+	SendAfterWrite(m *raftpb.Message)
 	// Apply is called for each committed normal entry, in index order.
 	Apply(index uint64, data []byte)
 	// Restore replaces the applied state with a snapshot's.
@@ -135,6 +138,7 @@ func New(cfg Config) (*Log, error) {
 		MaxUncommittedEntriesSize: 1 << 30,
 		PreVote:                   true,
 		DisableProposalForwarding: true,
+		AsyncStorageWrites:        true,
 		Logger:                    cfg.Logger,
 	}
 	if rc.Logger == nil {
@@ -350,88 +354,90 @@ func (l *Log) Propose(data [][]byte) error {
 	return err
 }
 
-// Ready persists, sends and applies everything raft has ready, reporting it
-// to h. Raft's rule holds: entries, hard state and snapshot are on the disk
-// (one sync per round) before any message of the round is handed to h, and
-// so before any reply that depends on them.
-func (l *Log) Ready(h Handler) error {
+// Ready hands h everything raft has ready and returns what the round asks
+// the disk to keep (nil if nothing): raft runs with asynchronous storage
+// writes (see Write). Entries are in raft's storage, and reported appended,
+// before they are durable; what depends on them being durable goes to
+// h.SendAfterWrite. Committed entries are applied here: raft hands out only
+// those already durable on this replica.
+func (l *Log) Ready(h Handler) (*Write, error) {
 	if err := l.installCompacted(); err != nil {
-		return err
+		return nil, err
 	}
+	var w *Write
 	for l.rn.HasReady() {
 		rd := l.rn.Ready()
 		if rd.SoftState != nil {
 			l.setLeader(rd.SoftState.Lead)
 		}
-		// Nothing reaches the network before Ready returns, so the
-		// protocol may see new entries before they are durable; what it
-		// makes of them (witness records) is then synced together with
-		// them. After a snapshot it sees them once the snapshot is applied.
-		snap := rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot)
-		if !snap {
-			// The entries go into raft's storage first, so that what the
-			// protocol asks of the log (an entry's term) covers them.
-			if err := l.storage.Append(rd.Entries); err != nil {
-				return err
-			}
-			l.appended(&rd, h)
-		}
-		if err := l.persist(&rd); err != nil {
-			return err
-		}
 		if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
 			l.term = rd.HardState.GetTerm()
 			l.committed = rd.HardState.GetCommit()
 			if err := l.storage.SetHardState(rd.HardState); err != nil {
-				return err
+				return nil, err
 			}
-		}
-		if rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot) {
-			// The disk has the data now; raft's storage keeps the metadata.
-			if err := l.storage.ApplySnapshot(&raftpb.Snapshot{Metadata: rd.Snapshot.GetMetadata()}); err != nil {
-				return err
-			}
-			idx := rd.Snapshot.GetMetadata().GetIndex()
-			h.Restore(idx, rd.Snapshot.GetData())
-			l.applied = idx
-		}
-		if snap {
-			if err := l.storage.Append(rd.Entries); err != nil {
-				return err
-			}
-			l.appended(&rd, h)
 		}
 		for _, m := range rd.Messages {
-			if m.GetType() != raftpb.MessageType_MsgSnap || l.fillSnapshot(m) {
-				h.Send(m)
+			switch m.GetTo() {
+			case raft.LocalAppendThread:
+				if w == nil {
+					w = &Write{disk: l.disk}
+				}
+				if err := l.stage(w, m, h); err != nil {
+					return nil, err
+				}
+			case raft.LocalApplyThread:
+				if err := l.applyAll(m, h); err != nil {
+					return nil, err
+				}
+			default:
+				if m.GetType() != raftpb.MessageType_MsgSnap || l.fillSnapshot(m) {
+					h.Send(m)
+				}
 			}
 		}
-		for _, e := range rd.CommittedEntries {
-			l.apply(e, h)
+	}
+	return w, nil
+}
+
+// stage takes a MsgStorageAppend: its snapshot and entries go into raft's
+// storage and the applied state now, and into w to be made durable; its
+// responses wait for w.
+func (l *Log) stage(w *Write, m *raftpb.Message, h Handler) error {
+	if snap := m.GetSnapshot(); snap != nil && !raft.IsEmptySnap(snap) {
+		// Raft's storage keeps the metadata; the data goes to the disk.
+		if err := l.storage.ApplySnapshot(&raftpb.Snapshot{Metadata: snap.GetMetadata()}); err != nil {
+			return err
 		}
-		l.rn.Advance(rd)
+		idx := snap.GetMetadata().GetIndex()
+		h.Restore(idx, snap.GetData())
+		l.applied = idx
+	}
+	// The entries go into raft's storage first, so that what the protocol
+	// asks of the log (an entry's term) covers them.
+	if err := l.storage.Append(m.GetEntries()); err != nil {
+		return err
+	}
+	for _, e := range m.GetEntries() {
+		h.Appended(e.GetIndex(), e.GetData())
+	}
+	w.add(m)
+	for _, resp := range m.GetResponses() {
+		h.SendAfterWrite(resp)
 	}
 	return nil
 }
 
-// persist writes what a Ready asks to keep: a snapshot from the leader
-// first, so the log entries after it have something to follow, then the
-// entries and hard state in one sync.
-func (l *Log) persist(rd *raft.Ready) error {
-	if rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot) {
-		if err := l.disk.SaveSnapshot(rd.Snapshot); err != nil {
-			return fmt.Errorf("raftlog: save snapshot: %w", err)
+// applyAll takes a MsgStorageApply: its entries are applied at once and
+// raft hears so.
+func (l *Log) applyAll(m *raftpb.Message, h Handler) error {
+	for _, e := range m.GetEntries() {
+		l.apply(e, h)
+	}
+	for _, resp := range m.GetResponses() {
+		if err := l.rn.Step(resp); err != nil {
+			return err
 		}
-	}
-	hs := rd.HardState
-	if hs != nil && raft.IsEmptyHardState(hs) {
-		hs = nil
-	}
-	if hs == nil && len(rd.Entries) == 0 {
-		return nil
-	}
-	if err := l.disk.Save(hs, rd.Entries); err != nil {
-		return fmt.Errorf("raftlog: save: %w", err)
 	}
 	return nil
 }
@@ -448,12 +454,6 @@ func (l *Log) fillSnapshot(m *raftpb.Message) bool {
 	}
 	m.Snapshot = &raftpb.Snapshot{Metadata: m.GetSnapshot().GetMetadata(), Data: data}
 	return true
-}
-
-func (l *Log) appended(rd *raft.Ready, h Handler) {
-	for _, e := range rd.Entries {
-		h.Appended(e.GetIndex(), e.GetData())
-	}
 }
 
 func (l *Log) setLeader(lead uint64) {

@@ -29,12 +29,22 @@ func (d *watchedDisk) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
 	return d.MemDisk.Save(hs, ents)
 }
 
+func (d *watchedDisk) SaveSnapshot(snap *raftpb.Snapshot) error {
+	d.lastIndex = max(d.lastIndex, snap.GetMetadata().GetIndex())
+	return d.MemDisk.SaveSnapshot(snap)
+}
+
 // testNode is one replica's log and what its Ready rounds produced.
 type testNode struct {
-	t       *testing.T
-	log     *Log
-	disk    *watchedDisk
-	out     []*raftpb.Message
+	t     *testing.T
+	log   *Log
+	disk  *watchedDisk
+	out   []*raftpb.Message
+	later []*raftpb.Message
+	// hold keeps the rounds' writes, and what waits for them, back until
+	// release: a disk slower than the network.
+	hold    bool
+	held    []*Write
 	applied []uint64
 	// restored is the data of the last snapshot restored.
 	restored string
@@ -48,20 +58,91 @@ func (n *testNode) Apply(index uint64, _ []byte) {
 	n.applied = append(n.applied, index)
 }
 
-// Send checks raft's rule: what a message claims or carries is on the
-// sender's disk before the message leaves.
+// Send checks what may leave before the round's write: requests, which
+// promise nothing, not the answers that vote for a leader or an entry. The
+// leader's appends carry its entries to the followers while its own disk
+// writes them, but the leader's term is on its disk: it won on a vote it
+// counted only once durable.
 func (n *testNode) Send(m *raftpb.Message) {
-	for _, e := range m.GetEntries() {
-		require.LessOrEqual(n.t, e.GetIndex(), n.disk.lastIndex, "%v sent entry %d before persisting it", m.GetType(), e.GetIndex())
-	}
-	// A pre-vote carries the term the candidate would campaign in, which
-	// it does not adopt.
-	preVote := m.GetType() == raftpb.MessageType_MsgPreVote || m.GetType() == raftpb.MessageType_MsgPreVoteResp
-	if m.GetTerm() > 0 && !preVote {
+	switch m.GetType() {
+	case raftpb.MessageType_MsgAppResp, raftpb.MessageType_MsgVoteResp, raftpb.MessageType_MsgPreVoteResp:
+		n.t.Fatalf("%v sent before the round's write", m.GetType())
+	case raftpb.MessageType_MsgApp, raftpb.MessageType_MsgHeartbeat:
 		require.NotNil(n.t, n.disk.hs, "%v sent before any hard state was persisted", m.GetType())
 		require.GreaterOrEqual(n.t, n.disk.hs.GetTerm(), m.GetTerm(), "%v of term %d sent before the term was persisted", m.GetType(), m.GetTerm())
 	}
 	n.out = append(n.out, m)
+}
+
+// SendAfterWrite holds m until the round's write is done (see ready).
+func (n *testNode) SendAfterWrite(m *raftpb.Message) { n.later = append(n.later, m) }
+
+// ready runs Ready rounds until raft is quiet, doing each round's write
+// before what waited for it goes out, and checks raft's rule: what such a
+// message claims is on the sender's disk.
+func (n *testNode) ready() error {
+	for {
+		w, err := n.log.Ready(n)
+		if err != nil {
+			return err
+		}
+		if n.hold {
+			if w != nil {
+				n.held = append(n.held, w)
+			}
+		} else {
+			if w != nil {
+				if err := w.Do(); err != nil {
+					return err
+				}
+			}
+			if err := n.deliverLater(); err != nil {
+				return err
+			}
+		}
+		if !n.log.rn.HasReady() {
+			return nil
+		}
+	}
+}
+
+// release does the writes held back and lets what waited for them go.
+func (n *testNode) release() error {
+	n.hold = false
+	for _, w := range n.held {
+		if err := w.Do(); err != nil {
+			return err
+		}
+	}
+	n.held = nil
+	if err := n.deliverLater(); err != nil {
+		return err
+	}
+	return n.ready()
+}
+
+func (n *testNode) deliverLater() error {
+	later := n.later
+	n.later = nil
+	for _, m := range later {
+		// A pre-vote answer carries the term the candidate would campaign
+		// in, which the voter does not adopt.
+		if m.GetTerm() > 0 && m.GetType() != raftpb.MessageType_MsgPreVoteResp {
+			require.NotNil(n.t, n.disk.hs, "%v sent before any hard state was persisted", m.GetType())
+			require.GreaterOrEqual(n.t, n.disk.hs.GetTerm(), m.GetTerm(), "%v of term %d sent before the term was persisted", m.GetType(), m.GetTerm())
+		}
+		if m.GetType() == raftpb.MessageType_MsgAppResp && !m.GetReject() && m.GetTo() != n.log.cfg.ID {
+			require.LessOrEqual(n.t, m.GetIndex(), n.disk.lastIndex, "acknowledged entry %d before persisting it", m.GetIndex())
+		}
+		if m.GetTo() == n.log.cfg.ID {
+			if err := n.log.Step(m); err != nil {
+				return err
+			}
+			continue
+		}
+		n.out = append(n.out, m)
+	}
+	return nil
 }
 
 func newTestNode(t *testing.T, id uint64, disk *watchedDisk, bootstrap bool) (*testNode, error) {
@@ -96,7 +177,7 @@ func (c *testCluster) settle(t *testing.T) {
 		var msgs []*raftpb.Message
 		for id := uint64(1); id <= 3; id++ {
 			n := c.nodes[id]
-			require.NoError(t, n.log.Ready(n))
+			require.NoError(t, n.ready())
 			msgs = append(msgs, n.out...)
 			n.out = nil
 		}
@@ -133,6 +214,33 @@ func TestPersistBeforeSend(t *testing.T) {
 	for id := uint64(1); id <= 3; id++ {
 		require.Len(t, c.nodes[id].applied, 40, "replica %d", id)
 	}
+}
+
+// An entry commits once a majority holds it on disk, the leader's own disk
+// counting only once written: the leader's appends go out before its write,
+// but no one's acknowledgement does.
+func TestEntriesCommitOnceAMajorityWroteThem(t *testing.T) {
+	c := newTestCluster(t)
+	c.elect(t, 1)
+	leader := c.nodes[1]
+	for _, n := range c.nodes {
+		n.hold = true
+	}
+	index := leader.log.LastIndex() + 1
+	require.NoError(t, leader.log.Propose([][]byte{[]byte("x")}))
+	c.settle(t)
+	require.Equal(t, index, c.nodes[2].log.LastIndex(), "the leader's append waited for its own write")
+	require.Less(t, leader.log.Committed(), index, "committed with no write done")
+
+	require.NoError(t, c.nodes[2].release())
+	c.settle(t)
+	require.Less(t, leader.log.Committed(), index, "committed on one write of three")
+	require.Empty(t, leader.applied)
+
+	require.NoError(t, leader.release())
+	c.settle(t)
+	require.Equal(t, index, leader.log.Committed())
+	require.Equal(t, []uint64{index}, leader.applied)
 }
 
 func TestRestartResumesFromDisk(t *testing.T) {
@@ -183,7 +291,7 @@ func TestVoteSurvivesRestart(t *testing.T) {
 	// Replica 3 asks for replica 2's vote in the same term.
 	require.NoError(t, n.log.Step(&raftpb.Message{Type: raftpb.MessageType_MsgVote.Enum(),
 		From: new(uint64(3)), To: new(uint64(2)), Term: new(term), LogTerm: new(term), Index: new(uint64(100))}))
-	require.NoError(t, n.log.Ready(n))
+	require.NoError(t, n.ready())
 	require.Len(t, n.out, 1)
 	require.Equal(t, raftpb.MessageType_MsgVoteResp, n.out[0].GetType())
 	require.True(t, n.out[0].GetReject(), "a restarted replica voted twice in term %d", term)
@@ -251,7 +359,7 @@ func (c *testCluster) lagBehindCompaction(t *testing.T, follower uint64) {
 	state := fmt.Sprintf("state@%d", leader.log.Applied())
 	c.compactedState = state
 	require.NoError(t, leader.log.Compact(0, func() io.WriterTo { return strings.NewReader(state) }))
-	require.NoError(t, leader.log.Ready(leader)) // takes the written snapshot in
+	require.NoError(t, leader.ready()) // takes the written snapshot in
 	require.Equal(t, leader.log.Applied()+1, leader.log.FirstIndex(), "the leader did not compact")
 	c.down[follower] = false
 }
@@ -264,7 +372,7 @@ func (c *testCluster) holdSnapshot(t *testing.T, follower uint64) *raftpb.Messag
 		var held *raftpb.Message
 		for id := uint64(1); id <= 3; id++ {
 			n := c.nodes[id]
-			require.NoError(t, n.log.Ready(n))
+			require.NoError(t, n.ready())
 			for _, m := range n.out {
 				if m.GetType() == raftpb.MessageType_MsgSnap && m.GetTo() == follower {
 					held = m

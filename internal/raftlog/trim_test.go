@@ -36,7 +36,7 @@ func (c *testCluster) compact(t *testing.T) {
 	state := fmt.Sprintf("state@%d", leader.log.Applied())
 	c.compactedState = state
 	require.NoError(t, leader.log.Compact(0, func() io.WriterTo { return strings.NewReader(state) }))
-	require.NoError(t, leader.log.Ready(leader))
+	require.NoError(t, leader.ready())
 }
 
 // TestTrimmedFollowerGetsAFreshSnapshot: the leader trimmed from memory
@@ -85,7 +85,7 @@ func TestTrimStopsAtASnapshotBeingWritten(t *testing.T) {
 	require.NoError(t, n.log.Trim(0))
 	require.Equal(t, at+1, n.log.FirstIndex(), "trimmed past the snapshot being written")
 	disk.hold = false
-	require.NoError(t, n.log.Ready(n)) // installs it
+	require.NoError(t, n.ready()) // installs it
 	snap, err := n.log.storage.Snapshot()
 	require.NoError(t, err)
 	require.Equal(t, at, snap.GetMetadata().GetIndex())

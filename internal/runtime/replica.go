@@ -3,11 +3,13 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/transport"
+	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
 // clientsPerRound bounds the client messages one round of the loop steps:
@@ -39,13 +41,18 @@ type Replica struct {
 	// which answers between steps; done is closed when Run returns.
 	metricsReq chan chan protocol.Metrics
 	done       chan struct{}
+	// writes holds the rounds whose writes the writer has not done yet.
+	writes protocol.WriteQueue
+	// writeWake tells the writer a round was queued.
+	writeWake chan struct{}
 }
 
 // NewReplica opens the replica's transport (it listens at once, so peers and
 // clients can connect while the caller gets ready to Run).
 func NewReplica(cfg ReplicaConfig) (*Replica, error) {
 	r := &Replica{cfg: cfg, inbox: NewInbox(),
-		metricsReq: make(chan chan protocol.Metrics), done: make(chan struct{})}
+		metricsReq: make(chan chan protocol.Metrics), done: make(chan struct{}),
+		writeWake: make(chan struct{}, 1)}
 	tr, err := transport.New(cfg.Transport, r.inbox.Put)
 	if err != nil {
 		return nil, err
@@ -85,10 +92,21 @@ func (r *Replica) Metrics(ctx context.Context) (protocol.Metrics, error) {
 // InboxLen counts the messages received and not yet handed to the core.
 func (r *Replica) InboxLen() int { return r.inbox.Len() }
 
-// Run drives the core until ctx ends, then closes the transport.
+// WritesWaiting counts the core's rounds whose disk writes are not done
+// yet, the one being written included; safe for concurrent use. It stays
+// near one while the disk keeps up.
+func (r *Replica) WritesWaiting() int { return r.writes.Len() }
+
+// Run drives the core until ctx ends, then closes the transport. The
+// core's disk writes are done by a writer goroutine, so the loop goes on
+// stepping while a sync takes its milliseconds; Run returns once the
+// writer has stopped.
 func (r *Replica) Run(ctx context.Context) error {
 	defer close(r.done)
 	defer r.tr.Close()
+	writerDone := make(chan struct{})
+	defer func() { <-writerDone }()
+	go r.writer(ctx, writerDone)
 	ticker := time.NewTicker(r.cfg.Tick)
 	defer ticker.Stop()
 	batch := time.NewTimer(time.Hour)
@@ -121,9 +139,63 @@ func (r *Replica) Run(ctx context.Context) error {
 				batchArmed = true
 			}
 		}
-		r.tr.SendAll(core.Ready())
+		r.handle(core.Ready())
 		core.Advance()
 		st := core.Status()
 		r.status.Store(&st)
 	}
+}
+
+// handle sends a round's messages and queues its write.
+func (r *Replica) handle(rd protocol.Ready) {
+	r.tr.SendAll(rd.Messages)
+	if now := r.writes.Add(rd); now != nil {
+		r.deliver(now)
+		return
+	}
+	select {
+	case r.writeWake <- struct{}{}:
+	default:
+	}
+}
+
+// writer does the queued rounds' writes, all that wait in one go (one
+// sync), and then delivers what waited for them.
+func (r *Replica) writer(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	for {
+		b, ok := r.writes.Take()
+		if !ok {
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.writeWake:
+			}
+			continue
+		}
+		if b.Write != nil {
+			if err := b.Write.Do(); err != nil {
+				// A disk that cannot write leaves no safe way on: nothing
+				// that waited for the write may be sent.
+				panic(fmt.Sprintf("replica %d: disk write: %v", r.cfg.Transport.Self, err))
+			}
+		}
+		r.deliver(b.After)
+		r.writes.Done(b)
+	}
+}
+
+// deliver sends messages that waited for a write; those to this replica
+// are raft's own news that the write is durable, for the core.
+func (r *Replica) deliver(envs []wire.Envelope) {
+	self := r.cfg.Transport.Self
+	start := 0
+	for i := range envs {
+		if envs[i].To == self {
+			r.tr.SendAll(envs[start:i])
+			r.inbox.Put(self, envs[i].Msg)
+			start = i + 1
+		}
+	}
+	r.tr.SendAll(envs[start:])
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/cluster"
 	"github.com/hybridkv/hybridkv/internal/config"
 	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/runtime"
 	"github.com/hybridkv/hybridkv/internal/transport"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -38,11 +39,37 @@ type fakeCore struct {
 	// sent counts the envelopes the driver took.
 	proposeEvery   int
 	proposed, sent int
+	// slowDisk, when set, makes every round with output a write that
+	// waits for it, its replies and a note to the core itself coming after;
+	// fromSelf counts the notes stepped back.
+	slowDisk *gate
+	fromSelf int
+}
+
+// gate is a disk sync that takes as long as a test wants: it reports its
+// start and returns once opened.
+type gate struct {
+	started chan struct{}
+	open    chan struct{}
+}
+
+func newGate() *gate { return &gate{started: make(chan struct{}, 1), open: make(chan struct{})} }
+
+func (g *gate) Sync() error {
+	select {
+	case g.started <- struct{}{}:
+	default:
+	}
+	<-g.open
+	return nil
 }
 
 func (c *fakeCore) Step(from wire.NodeID, m wire.Message) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if from == replicaID {
+		c.fromSelf++
+	}
 	req, ok := m.(*wire.Request)
 	if !ok {
 		return
@@ -85,10 +112,15 @@ func (c *fakeCore) Flush() {
 	c.batch = c.batch[:0]
 }
 
-func (c *fakeCore) Ready() []wire.Envelope {
+func (c *fakeCore) Ready() protocol.Ready {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.out
+	if c.slowDisk == nil || len(c.out) == 0 {
+		return protocol.Ready{Messages: c.out}
+	}
+	after := append([]wire.Envelope(nil), c.out...)
+	after = append(after, wire.Envelope{To: replicaID, Msg: &wire.Reply{Kind: wire.ReplySync}})
+	return protocol.Ready{Write: (*raftlog.Write)(nil).Also(c.slowDisk), After: after}
 }
 
 func (c *fakeCore) Advance() {
@@ -232,6 +264,57 @@ func TestReplicaRunServesRequests(t *testing.T) {
 				"the batch was flushed before its delay expired")
 		})
 	}
+}
+
+// TestSlowDiskDoesNotStopTheLoop: while a write syncs, the loop goes on
+// (it keeps ticking the core) and what waited for the write stays back;
+// once the write is done, the reply goes to the client and the note
+// addressed to the replica itself is stepped into its core.
+func TestSlowDiskDoesNotStopTheLoop(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	core := &fakeCore{slowDisk: newGate()}
+	r := newFakeReplica(t, core, 0)
+	stop := run(t, r)
+
+	replies := make(chan *wire.Reply, 1)
+	cl, err := transport.New(transport.Config{
+		Self:  clientID,
+		Peers: map[wire.NodeID]transport.Peer{replicaID: {Addr: r.Transport().Addr().String()}},
+	}, func(_ wire.NodeID, m wire.Message) {
+		if rep, ok := m.(*wire.Reply); ok {
+			replies <- rep
+		}
+	})
+	require.NoError(t, err)
+	defer cl.Close()
+	require.Eventually(t, func() bool { return cl.Connected(replicaID) }, 2*time.Second, time.Millisecond)
+
+	cl.Send(replicaID, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 7, Seq: 1}, Kind: wire.Put}})
+	select {
+	case <-core.slowDisk.started:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the write never started")
+	}
+	ticks := core.tickCount()
+	select {
+	case <-replies:
+		t.Fatal("a reply left before the write it waited for was done")
+	case <-time.After(100 * time.Millisecond):
+	}
+	require.Greater(t, core.tickCount(), ticks+5, "the loop stopped while the disk synced")
+
+	close(core.slowDisk.open)
+	select {
+	case <-replies:
+	case <-time.After(2 * time.Second):
+		t.Fatal("no reply once the write was done")
+	}
+	require.Eventually(t, func() bool {
+		core.mu.Lock()
+		defer core.mu.Unlock()
+		return core.fromSelf == 1
+	}, 2*time.Second, time.Millisecond, "the note to the replica itself did not reach its core")
+	require.NoError(t, stop())
 }
 
 // TestReplicaFlushesProposalsMadeOutsideRequests: a core that gathers

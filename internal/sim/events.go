@@ -13,6 +13,8 @@ const (
 	evTick
 	evFlush
 	evCall
+	// evWritten: a replica's disk finished its write.
+	evWritten
 )
 
 type event struct {

@@ -39,6 +39,12 @@ type Config struct {
 	Tick                          time.Duration // default 10ms
 	BatchDelay                    time.Duration // 0 flushes after every step
 	ElectionTicks, HeartbeatTicks int
+	// DiskLatency is how long a replica's disk takes to make a write
+	// durable, from when its writer takes the rounds waiting: each write
+	// takes a time drawn uniformly from [DiskLatency/2, 3*DiskLatency/2).
+	// Default 1ms; negative makes every write durable at once, at the end
+	// of the round that made it.
+	DiskLatency time.Duration
 	// VolatileWitnesses keeps CURP witness records in memory only, so a
 	// crash loses them (the protocol then relies on witness replacement).
 	VolatileWitnesses bool
@@ -92,6 +98,11 @@ type node struct {
 	flushArmed bool
 	// tick is this node's tick period: clocks drift, so tick rates differ.
 	tick time.Duration
+	// writes holds the rounds whose writes are not durable yet; writing is
+	// the batch the disk is working on, if busy.
+	writes  protocol.WriteQueue
+	writing protocol.Batch
+	busy    bool
 }
 
 // New builds a cluster of replicas 1..N, started and bootstrapped.
@@ -104,6 +115,9 @@ func New(cfg Config) (*Sim, error) {
 	}
 	if cfg.HeartbeatTicks == 0 {
 		cfg.HeartbeatTicks = 1
+	}
+	if cfg.DiskLatency == 0 {
+		cfg.DiskLatency = time.Millisecond
 	}
 	s := &Sim{
 		cfg:          cfg,
@@ -213,6 +227,8 @@ func (s *Sim) Crash(id wire.NodeID) {
 	n := s.nodes[id]
 	n.up = false
 	n.generation++
+	n.writes.Clear()
+	n.busy = false
 	n.disk.Crash()
 	if n.records != nil {
 		n.records.Crash()
@@ -365,6 +381,11 @@ func (s *Sim) handle(e *event) {
 		}
 		n.flushArmed = false
 		n.replica.Flush()
+	case evWritten:
+		if e.gen != n.generation {
+			return
+		}
+		s.written(n)
 	}
 	s.maybeFlush(n)
 	s.drain(n)
@@ -401,10 +422,16 @@ func (s *Sim) deliver(n *node, e *event) {
 // drain collects what a core produced and puts it on the network.
 func (s *Sim) drain(n *node) {
 	if n.replica != nil {
-		for _, env := range n.replica.Ready() {
+		rd := n.replica.Ready()
+		for _, env := range rd.Messages {
 			s.send(n, env)
 		}
+		now := n.writes.Add(rd)
 		n.replica.Advance()
+		for _, env := range now {
+			s.send(n, env)
+		}
+		s.startWrite(n)
 		return
 	}
 	out, done := n.client.Ready()
@@ -420,6 +447,48 @@ func (s *Sim) drain(n *node) {
 			s.OnComplete(n.id, c)
 		}
 	}
+}
+
+// startWrite has an idle disk take the rounds waiting, as the runtime's
+// writer does.
+func (s *Sim) startWrite(n *node) {
+	if n.busy {
+		return
+	}
+	b, ok := n.writes.Take()
+	if !ok {
+		return
+	}
+	n.writing, n.busy = b, true
+	if s.cfg.DiskLatency < 0 {
+		s.written(n)
+		return
+	}
+	took := s.cfg.DiskLatency/2 + time.Duration(s.rand.Int64N(int64(s.cfg.DiskLatency)))
+	s.schedule(took, &event{kind: evWritten, node: n.id, gen: n.generation})
+}
+
+// written finishes the disk's batch: the write is durable, so what waited
+// for it goes out; raft's news for the replica itself is stepped at once,
+// in order, as a local thread's would be.
+func (s *Sim) written(n *node) {
+	b := n.writing
+	n.writing, n.busy = protocol.Batch{}, false
+	if b.Write != nil {
+		if err := b.Write.Do(); err != nil {
+			panic(fmt.Sprintf("sim: replica %d: disk write: %v", n.id, err))
+		}
+	}
+	n.writes.Done(b)
+	for _, env := range b.After {
+		if env.To == n.id {
+			n.replica.Step(n.id, env.Msg)
+		} else {
+			s.send(n, env)
+		}
+	}
+	s.maybeFlush(n)
+	s.drain(n) // starts the next write
 }
 
 func (s *Sim) send(from *node, env wire.Envelope) {

@@ -26,7 +26,11 @@ func (h handler) Appended(index uint64, data []byte) {
 }
 
 func (h handler) Send(m *raftpb.Message) {
-	h.r.Send(wire.NodeID(m.GetTo()), &wire.Raft{M: m})
+	h.r.out = append(h.r.out, wire.Envelope{To: wire.NodeID(m.GetTo()), Msg: &wire.Raft{M: m}})
+}
+
+func (h handler) SendAfterWrite(m *raftpb.Message) {
+	h.r.after = append(h.r.after, wire.Envelope{To: wire.NodeID(m.GetTo()), Msg: &wire.Raft{M: m}})
 }
 
 // Apply executes an entry in slot order and, on the leader, answers the
@@ -49,7 +53,11 @@ func (h handler) Apply(index uint64, data []byte) {
 	}
 	r.proto.Applied(index, req, res, reply)
 	if reply != nil {
-		r.Reply(to, reply)
+		// The result of a committed entry, which this replica applies
+		// only once its own disk holds it: it rests on nothing a later
+		// write must keep, so it need not wait for one.
+		r.stamp(reply)
+		r.out = append(r.out, wire.Envelope{To: to, Msg: reply})
 	}
 	r.maybeCompact()
 }

@@ -89,7 +89,10 @@ type Replica struct {
 	wasLeader bool
 
 	sinceCompact uint64
-	out          []wire.Envelope
+	// out may go at once; after waits for the round's write (see
+	// protocol.Ready).
+	out   []wire.Envelope
+	after []wire.Envelope
 }
 
 // New builds a replica core; SetProtocol must follow before use.
@@ -227,17 +230,23 @@ func (r *Replica) Step(from wire.NodeID, m wire.Message) {
 	}
 }
 
-// Send queues a message to another node.
+// Send queues a message to another node. It goes out once what this
+// replica has written so far is durable: a protocol's message may vouch for
+// anything the replica holds (a witness's record, a logged operation).
 func (r *Replica) Send(to wire.NodeID, m wire.Message) {
-	r.out = append(r.out, wire.Envelope{To: to, Msg: m})
+	r.after = append(r.after, wire.Envelope{To: to, Msg: m})
 }
 
 // Reply sends rep to a client, stamped with this replica's view of the
 // leader.
 func (r *Replica) Reply(to wire.NodeID, rep *wire.Reply) {
+	r.stamp(rep)
+	r.Send(to, rep)
+}
+
+func (r *Replica) stamp(rep *wire.Reply) {
 	leader, term := r.log.Leader()
 	rep.Term, rep.Leader = term, wire.NodeID(leader)
-	r.Send(to, rep)
 }
 
 // AnswerApplied answers a request whose operation the store already
@@ -307,11 +316,12 @@ func (r *Replica) Flush() {
 }
 
 // Ready implements protocol.Replica.
-func (r *Replica) Ready() []wire.Envelope {
+func (r *Replica) Ready() protocol.Ready {
 	r.store.Thaw()
-	if err := r.log.Ready(handler{r}); err != nil {
-		// A disk that cannot write leaves no safe way on: raft must not
-		// send what it failed to persist.
+	w, err := r.log.Ready(handler{r})
+	if err != nil {
+		// Raft's storage in memory refused what raft handed it: the core's
+		// state can no longer be trusted.
 		panic(fmt.Sprintf("replica %d: raft ready: %v", r.id, err))
 	}
 	if leading := r.log.IsLeader(); leading != r.wasLeader {
@@ -326,7 +336,9 @@ func (r *Replica) Ready() []wire.Envelope {
 		r.proto.LeaderChanged(leading)
 	}
 	r.proto.Settled()
-	return r.out
+	rd := protocol.Ready{Messages: r.out, Write: w, After: r.after}
+	r.after = nil // the driver's now
+	return rd
 }
 
 // Advance implements protocol.Replica.

@@ -11,9 +11,9 @@ import (
 // memory breaks that promise when the replica restarts, and when every
 // replica restarts at once (a power cut) nothing could recover the
 // operations that completed on the fast path. So a pool appends every new
-// record to its Log, and the witness syncs the Log before it answers: once
-// per round, and on a replica's real disk in parallel with the raft log's
-// own sync.
+// record to its Log, and the witness answers once the Log is synced: its
+// replica's driver syncs it with the round's raft write, on a real disk in
+// parallel with the raft log's own sync.
 //
 // Removals are not logged: a restarted replica drops the loaded records of
 // operations it has applied, and Rewrite bounds what stale records cost.
@@ -22,7 +22,11 @@ type Log interface {
 	Load() ([]Entry, error)
 	// Append queues a record; it is durable after the next Sync.
 	Append(op *wire.Op, prevWeak uint64)
-	// Sync makes every appended record durable.
+	// Pending reports whether records were appended that no Sync has
+	// taken yet.
+	Pending() bool
+	// Sync makes every appended record durable. It may run on another
+	// goroutine than Append, Pending and Rewrite (a driver's writer).
 	Sync() error
 	// Rewrite replaces the log's content with entries, atomically and
 	// durably, queued records included.
@@ -64,6 +68,13 @@ func (l *MemLog) Append(op *wire.Op, prevWeak uint64) {
 	c := *op
 	c.Value = append([]byte(nil), op.Value...)
 	l.pending = append(l.pending, Entry{Op: c, PrevWeak: prevWeak})
+}
+
+// Pending implements Log.
+func (l *MemLog) Pending() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.pending) > 0
 }
 
 // Sync implements Log.
