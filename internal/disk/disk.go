@@ -223,8 +223,8 @@ func (d *Disk) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
 	}
 	sync := d.opts.Fsync && raft.MustSync(hs, d.state, len(ents))
 	start := time.Now()
-	// Witness records queued this round are synced alongside: both must be
-	// durable before the round's messages go out.
+	// Witness records appended meanwhile are synced alongside: both must
+	// be durable before what waited for the write goes out.
 	var records chan error
 	if d.records != nil && d.records.Pending() {
 		records = make(chan error, 1)
