@@ -16,6 +16,9 @@ const (
 	seriesCommit        = "hybridkv_raft_commit_index"
 	seriesApplied       = "hybridkv_raft_applied_index"
 	seriesLeaderChanges = "hybridkv_raft_leader_changes_total"
+	seriesCPU           = "process_cpu_seconds_total"
+	seriesSyncSum       = "hybridkv_disk_fsync_duration_seconds_sum"
+	seriesSyncCount     = "hybridkv_disk_fsync_duration_seconds_count"
 )
 
 // minute2 is the second at which a run's memory is reported mid-way: by
@@ -57,7 +60,9 @@ func summarizeOverTime(rounds []round, perSecond []float64) *stats.OverTime {
 		}
 	}
 	for from := 0.0; from < total; from += o.IntervalSeconds {
-		o.Intervals = append(o.Intervals, interval(from, min(from+o.IntervalSeconds, total), o.Series))
+		in := interval(from, min(from+o.IntervalSeconds, total), o.Series)
+		in.CPUMicrosPerOp, in.SyncMillis = costs(rounds, in)
+		o.Intervals = append(o.Intervals, in)
 	}
 	for _, id := range slices.Sorted(maps.Keys(o.Series.RSSMB)) {
 		o.Memory = append(o.Memory, memoryOf(id, o.Series.RSSMB[id]))
@@ -126,6 +131,67 @@ func interval(from, to float64, tl *stats.Series) stats.Interval {
 		}
 	}
 	return in
+}
+
+// costs is what the replicas spent in an interval, from their counters:
+// CPU time per completed operation (µs) and mean raft log sync (ms), each
+// zero when unknown.
+func costs(rounds []round, in stats.Interval) (cpuMicrosPerOp, syncMillis float64) {
+	var cores, syncSum, syncCount float64
+	for _, id := range replicaIDs(rounds) {
+		if d, span, ok := growth(rounds, id, seriesCPU, in); ok && span > 0 {
+			cores += d / span
+		}
+		sum, _, okSum := growth(rounds, id, seriesSyncSum, in)
+		count, _, okCount := growth(rounds, id, seriesSyncCount, in)
+		if okSum && okCount {
+			syncSum, syncCount = syncSum+sum, syncCount+count
+		}
+	}
+	if in.Throughput > 0 {
+		cpuMicrosPerOp = cores / in.Throughput * 1e6
+	}
+	if syncCount > 0 {
+		syncMillis = syncSum / syncCount * 1e3
+	}
+	return cpuMicrosPerOp, syncMillis
+}
+
+// growth is how far a replica's counter rose over its scrapes inside the
+// interval, and over how many seconds: the sum of the rises from one
+// scrape to the next, leaving out a step where the counter went back (the
+// replica restarted and its counters began again). Not ok without such a
+// step.
+func growth(rounds []round, id uint64, series string, in stats.Interval) (delta, span float64, ok bool) {
+	var prev *round
+	for i := range rounds {
+		rd := &rounds[i]
+		if rd.Seconds < in.FromSeconds || rd.Seconds >= in.ToSeconds {
+			continue
+		}
+		v, has := rd.Values[id][series]
+		if !has {
+			continue
+		}
+		if prev != nil {
+			if d := v - prev.Values[id][series]; d >= 0 {
+				delta, span, ok = delta+d, span+rd.Seconds-prev.Seconds, true
+			}
+		}
+		prev = rd
+	}
+	return delta, span, ok
+}
+
+// replicaIDs is every replica any round has values of, in order.
+func replicaIDs(rounds []round) []uint64 {
+	seen := make(map[uint64]bool)
+	for _, rd := range rounds {
+		for id := range rd.Values {
+			seen[id] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // percentile is the nearest-rank percentile of sorted values.

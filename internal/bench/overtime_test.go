@@ -91,3 +91,42 @@ func TestSummarizeOverTimeLongRun(t *testing.T) {
 	require.Equal(t, []stats.ReplicaMemory{{Replica: 1, StartMB: 0, Minute2MB: 120, Minute2Known: true, EndMB: 298}}, o.Memory)
 	require.Nil(t, summarizeOverTime(nil, nil))
 }
+
+// TestOverTimeCosts: two replicas scraped every second for 20 s while the
+// clients complete 1,000 operations a second; replica 1 uses half a core
+// and syncs in 1 ms, replica 2 a whole core and syncs in 3 ms, and
+// replica 2 restarts at 15 s, its counters starting again from near zero.
+func TestOverTimeCosts(t *testing.T) {
+	var rounds []round
+	perSecond := make([]float64, 20)
+	for s := range 20 {
+		sec := float64(s)
+		perSecond[s] = 1000
+		since := sec // replica 2's seconds since it (re)started
+		if s >= 15 {
+			since = sec - 15 + 0.2
+		}
+		rounds = append(rounds, round{Seconds: sec, Values: map[uint64]map[string]float64{
+			1: {seriesCPU: 0.5 * sec, seriesSyncSum: 0.1 * sec, seriesSyncCount: 100 * sec},
+			2: {seriesCPU: 1.0 * since, seriesSyncSum: 0.3 * since, seriesSyncCount: 100 * since},
+		}})
+	}
+	o := summarizeOverTime(rounds, perSecond)
+	require.Len(t, o.Intervals, 2)
+	for _, in := range o.Intervals {
+		require.InDelta(t, 1500, in.CPUMicrosPerOp, 1e-6, "1.5 cores over 1,000 ops/s, from %g s: the restart's step is left out", in.FromSeconds)
+	}
+	require.InDelta(t, 2, o.Intervals[0].SyncMillis, 1e-9, "as many syncs of 1 ms as of 3 ms")
+	require.InDelta(t, (9*0.1+8*0.3)/(9*100+8*100)*1e3, o.Intervals[1].SyncMillis, 1e-9,
+		"nine steps of replica 1, eight of replica 2 (the restart's left out)")
+
+	// A replica that never syncs (fsync off) and a run without clients'
+	// completions leave the costs unknown.
+	quiet := []round{
+		{Seconds: 0, Values: map[uint64]map[string]float64{1: {seriesCPU: 1, seriesSyncCount: 0, seriesSyncSum: 0}}},
+		{Seconds: 1, Values: map[uint64]map[string]float64{1: {seriesCPU: 2, seriesSyncCount: 0, seriesSyncSum: 0}}},
+	}
+	o = summarizeOverTime(quiet, []float64{0, 0})
+	require.Zero(t, o.Intervals[0].CPUMicrosPerOp)
+	require.Zero(t, o.Intervals[0].SyncMillis)
+}

@@ -39,6 +39,12 @@ type Interval struct {
 	ToSeconds   float64 `json:"to_seconds"`
 	// Throughput is the clients' completions per second.
 	Throughput float64 `json:"throughput"`
+	// CPUMicrosPerOp is the replicas' CPU time, all together, per
+	// operation the clients completed in the interval; zero when unknown.
+	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
+	// SyncMillis is the replicas' mean raft log save (write and fsync)
+	// in the interval; zero when none synced.
+	SyncMillis float64 `json:"sync_ms,omitempty"`
 	// Lag has one entry per replica that followed during the interval.
 	Lag []FollowerLag `json:"lag,omitempty"`
 }
@@ -79,7 +85,8 @@ type Point struct {
 }
 
 // writeOverTime prints the over-time section: a row per interval with the
-// throughput and each follower's lag p99/max, then memory and elections.
+// throughput, the replicas' CPU per operation and mean sync when scraped,
+// and each follower's lag p99/max, then memory and elections.
 func (r *Report) writeOverTime(b *strings.Builder) {
 	o := r.OverTime
 	if o == nil || o.Scrapes == 0 {
@@ -96,8 +103,16 @@ func (r *Report) writeOverTime(b *strings.Builder) {
 		}
 	}
 	slices.Sort(followers)
+	cpu := slices.ContainsFunc(o.Intervals, func(in Interval) bool { return in.CPUMicrosPerOp > 0 })
+	sync := slices.ContainsFunc(o.Intervals, func(in Interval) bool { return in.SyncMillis > 0 })
 	tw := newTable(b)
 	fmt.Fprintf(tw, "%-9s\tops/s\tvs first\t", "seconds")
+	if cpu {
+		fmt.Fprint(tw, "cpu µs/op\t")
+	}
+	if sync {
+		fmt.Fprint(tw, "sync ms\t")
+	}
 	for _, id := range followers {
 		fmt.Fprintf(tw, "r%d lag p99/max\t", id)
 	}
@@ -110,6 +125,12 @@ func (r *Report) writeOverTime(b *strings.Builder) {
 			vs = fmt.Sprintf("%+.1f%%", 100*(in.Throughput/first-1))
 		}
 		fmt.Fprintf(tw, "%-9s\t%.0f\t%s\t", fmt.Sprintf("%g-%g", in.FromSeconds, in.ToSeconds), in.Throughput, vs)
+		if cpu {
+			fmt.Fprintf(tw, "%s\t", orDash(in.CPUMicrosPerOp, "%.2f"))
+		}
+		if sync {
+			fmt.Fprintf(tw, "%s\t", orDash(in.SyncMillis, "%.2f"))
+		}
 		for _, id := range followers {
 			cell := "-"
 			for _, l := range in.Lag {
@@ -133,4 +154,12 @@ func (r *Report) writeOverTime(b *strings.Builder) {
 	fmt.Fprintf(b, "rss MB (start / 2 min / end): %s\n", strings.Join(parts, ", "))
 	fmt.Fprintf(b, "leader changes: %d (term %d -> %d); %d scrape rounds, %d failed scrapes\n",
 		o.LeaderChanges, o.TermStart, o.TermEnd, o.Scrapes, o.ScrapeErrors)
+}
+
+// orDash formats v, or a dash when it is zero (not measured).
+func orDash(v float64, format string) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf(format, v)
 }

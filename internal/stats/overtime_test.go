@@ -46,3 +46,16 @@ func TestWriteOverTime(t *testing.T) {
 	require.NoError(t, sampleReport().WriteTable(&plain))
 	require.NotContains(t, plain.String(), "over time", "no section without scrapes")
 }
+
+func TestWriteOverTimeCosts(t *testing.T) {
+	r := sampleReport()
+	r.OverTime = sampleOverTime()
+	r.OverTime.Intervals[0].CPUMicrosPerOp, r.OverTime.Intervals[0].SyncMillis = 12.345, 1.5
+	var b bytes.Buffer
+	require.NoError(t, r.WriteTable(&b))
+	out := b.String()
+	lines := strings.Split(strings.TrimSpace(out[strings.Index(out, "over time"):]), "\n")
+	require.Regexp(t, `^  seconds\s+ops/s\s+vs first\s+cpu µs/op\s+sync ms\s+r1 lag p99/max`, lines[1])
+	require.Regexp(t, `^  0-10\s+1234\s+-\s+12\.35\s+1\.50\s+-\s+12/13\s+40/41$`, lines[2])
+	require.Regexp(t, `^  10-15\s+100\s+-91\.9%\s+-\s+-\s+0/0\s+-\s+-$`, lines[3], "an interval without them shows dashes")
+}
