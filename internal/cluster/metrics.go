@@ -63,7 +63,8 @@ var (
 	descInFlight       = desc("proposals_in_flight_ops", "Operations this leader proposed and has not applied.")
 	descAwaiting       = desc("replies_awaited_ops", "Operations whose client is to be answered when they apply.")
 	descKeys           = desc("store_keys", "Keys in the applied key-value state.")
-	descSessions       = desc("session_table_sessions", "Client sessions in the session table (never removed).")
+	descSessions       = desc("session_table_sessions", "Client sessions in the session table: those that applied an operation within the session expiry.")
+	descExpired        = desc("session_table_expired_total", "Sessions the session table forgot for being idle longer than the session expiry.")
 	descReplies        = desc("session_table_replies", "Results the session table keeps for duplicate detection.")
 	descWitness        = desc("witness_pool_records", "CURP witness pool size: unsynced operations' records on a follower, appended but unapplied operations on the leader.")
 	descRecovering     = desc("curp_recovering", "1 while a new CURP leader replays the witnesses' records.")
@@ -107,7 +108,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descTerm, descLeader, descIsLeader, descLeaderChanges, descCommit, descApplied, descApplyLag,
 		descMatch, descFollowerLag, descLogEntries, descLastIndex, descBatch, descInFlight, descAwaiting,
-		descKeys, descSessions, descReplies, descWitness, descRecovering, descRecoveryWait, descHeld, descStaleForwarded, descStaleLogged,
+		descKeys, descSessions, descExpired, descReplies, descWitness, descRecovering, descRecoveryWait, descHeld, descStaleForwarded, descStaleLogged,
 		descParked, descTimeouts, descInbox, descWrites, descConns, descQueueBytes, descDelayedFrames, descSentBytes,
 		descRecvBytes, descSentMsgs, descDroppedMsgs, descRecvMsgs, descFsync, descSnapTime, descSnapBytes,
 		descSnapSize, descWALSize,
@@ -182,6 +183,7 @@ func collectCore(ch chan<- prometheus.Metric, m protocol.Metrics) {
 	ch <- gauge(descKeys, float64(m.Keys))
 	ch <- gauge(descSessions, float64(m.Sessions))
 	ch <- gauge(descReplies, float64(m.Replies))
+	ch <- counter(descExpired, float64(m.SessionsExpired))
 	if cm := m.CURP; cm != nil {
 		ch <- gauge(descWitness, float64(cm.WitnessRecords))
 		ch <- gauge(descRecovering, boolValue(cm.Recovering))

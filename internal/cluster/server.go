@@ -125,6 +125,8 @@ func newReplica(cfg *config.Config, self config.Replica, proto protocols.Protoco
 		Disk:           d,
 		Bootstrap:      bootstrap,
 		Records:        records,
+
+		SessionExpiryTicks: cfg.Raft.SessionExpiryTicks(),
 	}, protocols.ReplicaOptions{MaxBatch: cfg.Raft.MaxBatch, Logger: logger})
 	if err != nil {
 		return nil, err

@@ -128,6 +128,13 @@ type RaftParams struct {
 	// MaxBatch caps the operations in one proposal batch; a full batch is
 	// proposed without waiting out BatchDelayUs. Default 256.
 	MaxBatch int `yaml:"max_batch"`
+	// SessionExpiryS is how long, in seconds of the leaders' ticks, a
+	// client session may apply no operation before the replicas forget it
+	// and the results they kept for its retries. An operation retried, or
+	// held back by a replica cut off from the others, for longer than this
+	// would take effect twice, so it is at least ten times
+	// client.timeout_ms. 0 keeps every session for good. Default 3600.
+	SessionExpiryS int `yaml:"session_expiry_s"`
 }
 
 // Storage says how replicas keep their state on disk.
@@ -267,6 +274,7 @@ func Default() Config {
 			HeartbeatTicks: 5,
 			BatchDelayUs:   100,
 			MaxBatch:       256,
+			SessionExpiryS: 3600,
 		},
 		Storage: Storage{Fsync: true},
 		Client: ClientParams{
@@ -444,6 +452,11 @@ func (n *Network) Jitter() time.Duration {
 // FlushDelay returns FlushDelayUs as a duration.
 func (n *Network) FlushDelay() time.Duration {
 	return time.Duration(n.FlushDelayUs) * time.Microsecond
+}
+
+// SessionExpiryTicks returns the session expiry in ticks.
+func (r *RaftParams) SessionExpiryTicks() int {
+	return int(int64(r.SessionExpiryS) * 1000 / int64(r.TickMs))
 }
 
 // Tick returns the raft tick length.

@@ -117,6 +117,9 @@ func TestValidateReportsFieldPath(t *testing.T) {
 			"raft.batch_delay_us: -5 is less than 0"},
 		{"max batch", func(c *Config) { c.Raft.MaxBatch = 0 },
 			"raft.max_batch: 0 is less than 1"},
+		{"session expiry", func(c *Config) { c.Raft.SessionExpiryS = 99 },
+			"raft.session_expiry_s: 99 is less than ten times client.timeout_ms (10000 ms): " +
+				"a client may retry an operation after its session expired"},
 		{"retry", func(c *Config) { c.Client.RetryMs = 0 },
 			"client.retry_ms: 0 is less than 1"},
 		{"timeout", func(c *Config) { c.Client.TimeoutMs = 100 },

@@ -151,6 +151,10 @@ func (c *Config) Validate() error {
 		ck.add("client.timeout_ms", "%d is less than client.retry_ms (%d)",
 			c.Client.TimeoutMs, c.Client.RetryMs)
 	}
+	if e := r.SessionExpiryS; e != 0 && int64(e)*1000 < 10*int64(c.Client.TimeoutMs) {
+		ck.add("raft.session_expiry_s", "%d is less than ten times client.timeout_ms (%d ms): "+
+			"a client may retry an operation after its session expired", e, c.Client.TimeoutMs)
+	}
 
 	b := &c.Bench
 	ck.atLeast("bench.reqs", b.Reqs, 0)

@@ -43,12 +43,19 @@ func (x *Client) session(id uint64) *session {
 	return s
 }
 
-// Prepare names the session's previous weak write in every request, so the
-// leader logs the request after it.
+// Prepare names the session's previous weak write in every request while
+// it is not known committed, so the leader logs the request after it and
+// the bound replica serves a read once it holds it. A committed one needs
+// no naming: anything logged from now on lands after it, and the session's
+// floor already covers its slot. Named anyway, it would hold the request
+// back for good once the session had expired, as no replica would know it.
 func (x *Client) Prepare(_ *curp.Client, p *curp.Pending) {
 	x.floors.Issued(p.Req.Op.ID)
 	s := x.session(p.Req.Op.ID.Session)
-	p.Req.PrevWeak = s.lastWeak
+	p.Req.PrevWeak = 0
+	if _, uncommitted := s.writeSet[s.lastWeak]; uncommitted {
+		p.Req.PrevWeak = s.lastWeak
+	}
 	if p.Req.Op.Level == wire.Weak && p.Req.Op.Kind.IsWrite() {
 		s.lastWeak = p.Req.Op.ID.Seq
 	}

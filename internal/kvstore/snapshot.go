@@ -29,6 +29,7 @@ type Frozen struct {
 	data       map[uint64]Version
 	sessions   map[uint64]session
 	applied    uint64
+	clock      uint64
 	valueBytes int
 	encoded    atomic.Bool
 }
@@ -42,9 +43,9 @@ func (s *Store) Freeze() *Frozen {
 		panic("kvstore: Freeze while the last frozen view is being encoded")
 	}
 	f := &Frozen{data: s.data, sessions: make(map[uint64]session, len(s.sessions)),
-		applied: s.applied, valueBytes: s.valueBytes}
+		applied: s.applied, clock: s.clock, valueBytes: s.valueBytes}
 	for id, ss := range s.sessions {
-		f.sessions[id] = session{floor: ss.floor, results: maps.Clone(ss.results)}
+		f.sessions[id] = session{floor: ss.floor, results: maps.Clone(ss.results), active: ss.active}
 	}
 	s.frozen, s.overlay = f, make(map[uint64]Version)
 	return f
@@ -105,7 +106,9 @@ func (f *Frozen) WriteTo(w io.Writer) (int64, error) {
 func (f *Frozen) encode(b []byte, flush func([]byte) ([]byte, error)) ([]byte, error) {
 	var err error
 	full := func() bool { return flush != nil && len(b) >= writeChunk }
+	b = append(b, clockedFormat)
 	b = binary.AppendUvarint(b, f.applied)
+	b = binary.AppendUvarint(b, f.clock)
 	b = binary.AppendUvarint(b, uint64(len(f.data)))
 	for k, v := range f.data {
 		b = binary.AppendUvarint(b, k)
@@ -121,6 +124,7 @@ func (f *Frozen) encode(b []byte, flush func([]byte) ([]byte, error)) ([]byte, e
 	b = binary.AppendUvarint(b, uint64(len(f.sessions)))
 	for id, ss := range f.sessions {
 		b = binary.AppendUvarint(b, id)
+		b = binary.AppendUvarint(b, ss.active)
 		b = binary.AppendUvarint(b, ss.floor)
 		b = binary.AppendUvarint(b, uint64(len(ss.results)))
 		for seq, r := range ss.results {
@@ -146,9 +150,9 @@ func (f *Frozen) encode(b []byte, flush func([]byte) ([]byte, error)) ([]byte, e
 // size bounds the encoding's length: every varint at its widest.
 func (f *Frozen) size() int {
 	const varint = binary.MaxVarintLen64
-	n := 3*varint + len(f.data)*3*varint + f.valueBytes
+	n := 1 + 4*varint + len(f.data)*3*varint + f.valueBytes
 	for _, ss := range f.sessions {
-		n += 3 * varint
+		n += 4 * varint
 		for _, r := range ss.results {
 			n += 4*varint + len(r.Value)
 		}
@@ -158,11 +162,29 @@ func (f *Frozen) size() int {
 
 var errSnapshot = errors.New("kvstore: corrupt snapshot")
 
+// clockedFormat opens a snapshot that holds the log's clock and when each
+// session was last active. The format before it had neither and began with
+// the applied index as a varint, never zero in a snapshot (the log is
+// compacted only past its first entry), so its first byte is never zero.
+const clockedFormat = 0
+
 // Restore replaces the state with a snapshot's.
 func Restore(b []byte) (*Store, error) {
+	if len(b) > 0 && b[0] == clockedFormat {
+		return restore(b[1:], true)
+	}
+	return restore(b, false)
+}
+
+// restore decodes a snapshot's body; in the format before the clock
+// (clocked false) every session counts as active at time zero.
+func restore(b []byte, clocked bool) (*Store, error) {
 	r := reader{b: b}
 	s := New()
 	s.applied = r.uvarint()
+	if clocked {
+		s.clock = r.uvarint()
+	}
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		k, slot := r.uvarint(), r.uvarint()
 		v := r.bytes()
@@ -173,7 +195,11 @@ func Restore(b []byte) (*Store, error) {
 	}
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		id := r.uvarint()
-		ss := &session{floor: r.uvarint(), results: make(map[uint64]Result)}
+		ss := &session{results: make(map[uint64]Result)}
+		if clocked {
+			ss.active = r.uvarint()
+		}
+		ss.floor = r.uvarint()
 		for m := r.count(); m > 0 && r.err == nil; m-- {
 			seq, slot, found := r.uvarint(), r.uvarint(), r.uvarint()
 			ss.results[seq] = Result{Slot: slot, Found: found == 1, Value: r.bytes()}

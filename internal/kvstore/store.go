@@ -19,6 +19,9 @@ type Version struct {
 type session struct {
 	floor   uint64            // every seq below floor completed at the client
 	results map[uint64]Result // applied seqs at or above floor
+	// active is the applied clock when the session's last operation was
+	// applied (see Store.Tick).
+	active uint64
 }
 
 // Store is one replica's applied state. It is not safe for concurrent use:
@@ -33,7 +36,12 @@ type Store struct {
 	keys     int
 	sessions map[uint64]*session
 	applied  uint64
-	digest   uint64
+	// clock is the log's clock: the highest Now of the clock entries
+	// applied (see Tick).
+	clock  uint64
+	digest uint64
+	// expired counts the sessions this store forgot since it was built.
+	expired uint64
 	// valueBytes sums the lengths of the values, so a snapshot knows its
 	// size without a pass over the map.
 	valueBytes int
@@ -105,6 +113,7 @@ func (s *Store) Lookup(id wire.OpID) (Result, Outcome) {
 func (s *Store) Apply(slot uint64, op *wire.Op, ackedBelow uint64) (res Result, dup bool) {
 	s.applied = slot
 	ss := s.session(op.ID.Session)
+	ss.active = s.clock
 	ss.forgetBelow(ackedBelow)
 	if op.ID.Seq < ss.floor {
 		return Result{}, true
@@ -119,6 +128,41 @@ func (s *Store) Apply(slot uint64, op *wire.Op, ackedBelow uint64) (res Result, 
 
 // Skip advances the applied index over a slot that holds no operation.
 func (s *Store) Skip(slot uint64) { s.applied = slot }
+
+// Tick applies the clock entry at slot: the clock moves to now if that is
+// later, and every session that has applied nothing for expireAfter ticks
+// or more is forgotten, results and all. An operation of a forgotten
+// session that arrives later opens it again, as a new session's would: a
+// retry of one it had applied would take effect twice, so the expiry must
+// be far longer than a client goes on retrying an operation and than any
+// replica holds one back (a witness's stale record, a replica cut off).
+// Zero expireAfter forgets nothing.
+//
+// Every replica applies the same clock entries at the same slots, so every
+// replica forgets the same sessions at the same slot and their session
+// tables stay equal.
+func (s *Store) Tick(slot, now, expireAfter uint64) {
+	s.applied = slot
+	s.clock = max(s.clock, now)
+	if expireAfter == 0 || s.clock < expireAfter {
+		return
+	}
+	for id, ss := range s.sessions {
+		if s.clock-ss.active >= expireAfter {
+			delete(s.sessions, id)
+			s.expired++
+		}
+	}
+}
+
+// Expired counts the sessions this store forgot (see Tick) since it was
+// built: a restarted replica counts again those it forgets replaying its
+// log.
+func (s *Store) Expired() uint64 { return s.expired }
+
+// Clock returns the log's clock: the latest time, in the leader's ticks,
+// of the clock entries applied.
+func (s *Store) Clock() uint64 { return s.clock }
 
 func (s *Store) execute(slot uint64, op *wire.Op) Result {
 	if op.Kind.IsWrite() {
@@ -169,9 +213,8 @@ func (ss *session) forgetBelow(seq uint64) {
 // incrementally, so reading it is free.
 func (s *Store) Digest() uint64 { return s.digest }
 
-// Sessions returns the number of sessions in the session table. A session's
-// entry stays once created: the table grows with every session the
-// cluster ever served.
+// Sessions returns the number of sessions in the session table: those
+// that applied an operation within the expiry (see Tick).
 func (s *Store) Sessions() int { return len(s.sessions) }
 
 // Replies returns the number of results the session table keeps for

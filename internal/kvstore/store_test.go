@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -77,7 +78,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 }
 
-// TestSessionTableSize: sessions stay once seen; results go once the
+// TestSessionTableSize: sessions stay while active; results go once the
 // client acknowledged them.
 func TestSessionTableSize(t *testing.T) {
 	s := New()
@@ -91,6 +92,88 @@ func TestSessionTableSize(t *testing.T) {
 	s.Apply(4, get(7, 3, 9), 3) // the client saw seqs 1 and 2 complete
 	require.Equal(t, 2, s.Sessions())
 	require.Equal(t, 2, s.Replies())
+}
+
+// TestIdleSessionsExpire: a clock entry forgets the sessions that applied
+// nothing for the expiry, and only those; a forgotten session's next
+// operation opens it again.
+func TestIdleSessionsExpire(t *testing.T) {
+	s := New()
+	s.Tick(1, 10, 100)
+	s.Apply(2, put(7, 1, 9, "a"), 0) // active at 10
+	s.Tick(3, 50, 100)
+	s.Apply(4, put(8, 1, 9, "b"), 0) // active at 50
+	s.Tick(5, 109, 100)
+	require.Equal(t, 2, s.Sessions(), "session 7 has been idle for 99 ticks")
+	s.Tick(6, 110, 100)
+	require.Equal(t, 1, s.Sessions(), "session 7 has been idle for 100 ticks")
+	_, outcome := s.Lookup(wire.OpID{Session: 8, Seq: 1})
+	require.Equal(t, Applied, outcome)
+	_, outcome = s.Lookup(wire.OpID{Session: 7, Seq: 1})
+	require.Equal(t, Unknown, outcome, "its results went with it")
+	require.Zero(t, s.Floor(7))
+
+	s.Tick(7, 20, 100)
+	require.Equal(t, uint64(110), s.Clock(), "the clock never goes back")
+	require.Equal(t, uint64(7), s.Applied())
+	s.Tick(8, 500, 0)
+	require.Equal(t, 1, s.Sessions(), "zero expiry forgets nothing")
+
+	_, dup := s.Apply(9, put(7, 2, 9, "c"), 2)
+	require.False(t, dup)
+	require.Equal(t, 2, s.Sessions(), "a forgotten session's next operation opens it again")
+	require.Equal(t, uint64(2), s.Floor(7))
+	s.Tick(10, 599, 100)
+	require.Equal(t, 1, s.Sessions(), "session 8, idle since 50, goes; session 7, active at 500, stays")
+}
+
+// TestSnapshotKeepsTheClock: a restored replica forgets the same sessions
+// at the same clock entry as one that never stopped.
+func TestSnapshotKeepsTheClock(t *testing.T) {
+	s := New()
+	s.Tick(1, 40, 100)
+	s.Apply(2, put(7, 1, 9, "a"), 0)
+	s.Tick(3, 90, 100)
+	s.Apply(4, put(8, 1, 9, "b"), 0)
+	r, err := Restore(s.Snapshot())
+	require.NoError(t, err)
+	require.Equal(t, uint64(90), r.Clock())
+	for _, st := range []*Store{s, r} {
+		st.Tick(5, 140, 100)
+		require.Equal(t, 1, st.Sessions())
+		_, outcome := st.Lookup(wire.OpID{Session: 8, Seq: 1})
+		require.Equal(t, Applied, outcome)
+	}
+}
+
+// TestSnapshotBeforeTheClockRestores: a snapshot written before sessions
+// expired (no clock) still restores, its sessions active at time zero.
+func TestSnapshotBeforeTheClockRestores(t *testing.T) {
+	var b []byte
+	for _, v := range []uint64{
+		300,          // applied
+		1, 9, 299, 1, // one key, 9, written at slot 299, one byte long ...
+	} {
+		b = binary.AppendUvarint(b, v)
+	}
+	b = append(b, 'a')
+	for _, v := range []uint64{
+		1, 7, 2, 1, // one session, 7, floor 2, one result ...
+		2, 299, 0, 0, // ... of seq 2, at slot 299, not found, empty
+	} {
+		b = binary.AppendUvarint(b, v)
+	}
+	s, err := Restore(b)
+	require.NoError(t, err)
+	require.Equal(t, uint64(300), s.Applied())
+	v, ok := s.Read(9)
+	require.True(t, ok)
+	require.Equal(t, "a", string(v.Value))
+	res, outcome := s.Lookup(wire.OpID{Session: 7, Seq: 2})
+	require.Equal(t, Applied, outcome)
+	require.Equal(t, uint64(299), res.Slot)
+	s.Tick(301, 100, 100)
+	require.Zero(t, s.Sessions())
 }
 
 // BenchmarkSnapshot encodes a state of 200,000 keys of 100 bytes and 1,500

@@ -70,6 +70,10 @@ type ReplicaConfig struct {
 	// Records keeps a CURP witness's records across restarts; nil keeps
 	// them in memory only (see the curp package's witnesses).
 	Records witness.Log
+	// SessionExpiryTicks is how long, in ticks, a session may apply
+	// nothing before every replica forgets it (see the smr package);
+	// zero keeps every session for good.
+	SessionExpiryTicks int
 }
 
 // Completion reports the end of one client operation.

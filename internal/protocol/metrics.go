@@ -28,9 +28,12 @@ type Metrics struct {
 	// Keys is the number of keys in the applied state.
 	Keys int
 	// Sessions is the size of the session table (one entry per client
-	// session ever applied), Replies the results it keeps for duplicate
-	// detection.
+	// session that applied an operation within the session expiry),
+	// Replies the results it keeps for duplicate detection.
 	Sessions, Replies int
+	// SessionsExpired counts the sessions forgotten for being idle since
+	// the replica started.
+	SessionsExpired uint64
 	// CURP holds what the CURP family adds; nil for other protocols.
 	CURP *CURPMetrics
 }

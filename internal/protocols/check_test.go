@@ -46,6 +46,10 @@ type mutation struct {
 	// stallOK reports a run whose operations did not all complete instead
 	// of failing the test (a mutation may break liveness, not safety).
 	stallOK bool
+	// sessionExpiry, when set, has the replicas forget idle sessions after
+	// it, and every session go idle for longer halfway through its
+	// operations.
+	sessionExpiry time.Duration
 }
 
 // checked is a checked run's verdict and what it did.
@@ -66,7 +70,8 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	require.NoError(t, err)
 	s, err := sim.New(sim.Config{
 		Seed: seed, Replicas: n, BatchDelay: 200 * time.Microsecond, VolatileWitnesses: m.volatile,
-		Network: sim.Network{OneWay: sim.UniformWAN(n, 25*time.Millisecond), Jitter: 10 * time.Millisecond, Drop: 0.01, Duplicate: 0.01},
+		SessionExpiry: m.sessionExpiry,
+		Network:       sim.Network{OneWay: sim.UniformWAN(n, 25*time.Millisecond), Jitter: 10 * time.Millisecond, Drop: 0.01, Duplicate: 0.01},
 		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
 			r, err := p.NewReplica(cfg, protocols.ReplicaOptions{})
 			if err == nil && m.replica != nil {
@@ -123,8 +128,14 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	case m.faults && seed%2 == 0:
 		keys = 64
 	}
-	res, err := s.RunWorkload(sim.Workload{ClientSites: sites, Sessions: 2, Ops: 30, Pipeline: 2,
-		Keys: keys, WriteRatio: 0.4, WeakRatio: 0.5, ReadBack: true}, 5*time.Minute)
+	w := sim.Workload{ClientSites: sites, Sessions: 2, Ops: 30, Pipeline: 2,
+		Keys: keys, WriteRatio: 0.4, WeakRatio: 0.5, ReadBack: true}
+	if m.sessionExpiry > 0 {
+		// Three expiries: a leader whose clock the nemesis slowed to 0.4x
+		// still counts more than one.
+		w.Idle, w.IdleAfter = 3*m.sessionExpiry, w.Ops/2
+	}
+	res, err := s.RunWorkload(w, 5*time.Minute)
 	var log string
 	if nem != nil {
 		nem.stop()
@@ -168,6 +179,39 @@ func TestCheckedSimulation(t *testing.T) {
 				require.True(t, res.Clean(), "seed %d (n=%d): %v", seed, n, res.Violations)
 			}
 			t.Logf("%d seeds checked clean in %v", seeds, time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// TestCheckedSessionExpiry: every session goes idle for longer than the
+// session expiry halfway through its operations, so that every replica
+// forgets it, and then carries on; under the nemesis's faults (which end
+// well before the expiry) for every other seed. Every history is checked,
+// for every protocol, N = 3 and 5.
+func TestCheckedSessionExpiry(t *testing.T) {
+	seeds := uint64(20)
+	switch {
+	case *long:
+		seeds = 1000
+	case raceDetector:
+		seeds = 4
+	}
+	for _, name := range protocols.Names() {
+		t.Run(name, func(t *testing.T) {
+			var forgotten uint64
+			for seed := uint64(1); seed <= seeds; seed++ {
+				n := 3 + 2*int(seed/2%2)
+				res := checkedRun(t, name, n, seed, mutation{sessionExpiry: 8 * time.Second, faults: seed%2 == 0})
+				require.NoError(t, res.Err, "seed %d", seed)
+				require.True(t, res.Clean(), "seed %d (n=%d): %v\nfaults:\n%s", seed, n, res.Violations, res.faults)
+				var forgot uint64 // a replica the nemesis restarted counts afresh
+				for _, r := range res.sim.Replicas() {
+					forgot = max(forgot, res.sim.Replica(r).Metrics().SessionsExpired)
+				}
+				require.NotZero(t, forgot, "seed %d (n=%d): no session expired; faults:\n%s", seed, n, res.faults)
+				forgotten += forgot
+			}
+			t.Logf("%d seeds checked clean; %d sessions forgotten (the most any replica counted, summed over seeds)", seeds, forgotten)
 		})
 	}
 }

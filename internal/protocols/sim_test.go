@@ -31,14 +31,20 @@ func newCluster(t *testing.T, name string, n int, seed uint64, net sim.Network) 
 // only when volatile is set.
 func newClusterWith(t *testing.T, name string, n int, seed uint64, net sim.Network, volatile bool) *cluster {
 	t.Helper()
+	return newClusterTuned(t, name, n, seed, net, func(cfg *sim.Config) { cfg.VolatileWitnesses = volatile })
+}
+
+// newClusterTuned is newCluster with tune applied to the simulator's
+// configuration.
+func newClusterTuned(t *testing.T, name string, n int, seed uint64, net sim.Network, tune func(*sim.Config)) *cluster {
+	t.Helper()
 	p, err := protocols.Lookup(name)
 	require.NoError(t, err)
 	if net.OneWay == nil {
 		net.OneWay = sim.UniformWAN(n, 25*time.Millisecond)
 	}
-	s, err := sim.New(sim.Config{
+	cfg := sim.Config{
 		Seed: seed, Replicas: n, Network: net, BatchDelay: 200 * time.Microsecond,
-		VolatileWitnesses: volatile,
 		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
 			return p.NewReplica(cfg, protocols.ReplicaOptions{})
 		},
@@ -46,7 +52,9 @@ func newClusterWith(t *testing.T, name string, n int, seed uint64, net sim.Netwo
 			return p.NewClient(protocols.ClientOptions{ID: id, Replicas: replicas,
 				Closest: wire.NodeID(site + 1), RetryTicks: 20})
 		},
-	})
+	}
+	tune(&cfg)
+	s, err := sim.New(cfg)
 	require.NoError(t, err)
 	c := &cluster{t: t, seed: seed, Sim: s, done: map[wire.OpID]protocol.Completion{}}
 	s.OnComplete = func(_ wire.NodeID, d protocol.Completion) { c.done[d.ID] = d }

@@ -48,8 +48,11 @@ type Config struct {
 	// VolatileWitnesses keeps CURP witness records in memory only, so a
 	// crash loses them (the protocol then relies on witness replacement).
 	VolatileWitnesses bool
-	NewReplica        ReplicaFactory
-	NewClient         ClientFactory
+	// SessionExpiry is how long a session may apply nothing before the
+	// replicas forget it; zero keeps every session.
+	SessionExpiry time.Duration
+	NewReplica    ReplicaFactory
+	NewClient     ClientFactory
 }
 
 // Sim is a simulated cluster. Not safe for concurrent use.
@@ -168,6 +171,8 @@ func (s *Sim) startReplica(n *node) error {
 		Rand:           rand.New(rand.NewPCG(s.rand.Uint64(), uint64(n.id))),
 		Disk:           n.disk,
 		Bootstrap:      n.generation == 0,
+
+		SessionExpiryTicks: int(s.cfg.SessionExpiry / s.cfg.Tick),
 	}
 	if n.records != nil {
 		cfg.Records = n.records

@@ -24,6 +24,11 @@ type Workload struct {
 	// the first client, recorded in the history: a write acknowledged and
 	// then lost shows even when nothing else read its key afterwards.
 	ReadBack bool
+	// Idle, when set, pauses every session for that long once its first
+	// IdleAfter operations have completed, as a client that goes quiet and
+	// comes back does.
+	Idle      time.Duration
+	IdleAfter int
 }
 
 // Result is what a workload run observed.
@@ -51,6 +56,7 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 		client    wire.NodeID
 		id        uint64
 		submitted int
+		open      int
 	}
 	open := make(map[wire.OpID]inflight)
 	sessions := make(map[uint64]*sess)
@@ -65,10 +71,16 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 			op.Level = wire.Weak
 		}
 		ss.submitted++
+		ss.open++
 		res.Submitted++
 		id := s.Submit(ss.client, ss.id, op)
 		op.ID = id
 		open[id] = inflight{start: s.now, op: op}
+	}
+	fill := func(ss *sess) {
+		for ss.open < w.Pipeline && ss.submitted < w.Ops {
+			submit(ss)
+		}
 	}
 	prev := s.OnComplete
 	defer func() { s.OnComplete = prev }()
@@ -83,7 +95,14 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 		res.Completed++
 		res.Paths[c.Path]++
 		res.Latencies = append(res.Latencies, s.now-f.start)
-		if ss := sessions[c.ID.Session]; ss.submitted < w.Ops {
+		ss := sessions[c.ID.Session]
+		ss.open--
+		switch {
+		case w.Idle > 0 && ss.submitted == w.IdleAfter:
+			if ss.open == 0 {
+				s.At(s.now+w.Idle, func() { fill(ss) })
+			}
+		case ss.submitted < w.Ops:
 			submit(ss)
 		}
 	}
@@ -92,9 +111,7 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 		for k := 0; k < w.Sessions; k++ {
 			ss := &sess{client: client, id: uint64(ci+1)<<16 | uint64(k+1)}
 			sessions[ss.id] = ss
-			for p := 0; p < w.Pipeline && ss.submitted < w.Ops; p++ {
-				submit(ss)
-			}
+			fill(ss)
 		}
 	}
 	total := len(w.ClientSites) * w.Sessions * w.Ops

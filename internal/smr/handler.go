@@ -18,7 +18,10 @@ func (h handler) Appended(index uint64, data []byte) {
 	if len(data) == 0 {
 		return
 	}
-	req := h.r.decode(index, data)
+	req, ok := h.r.decode(index, data).(*wire.Request)
+	if !ok {
+		return // a clock entry
+	}
 	if h.r.log.IsLeader() {
 		h.r.logged[req.Op.ID] = index
 	}
@@ -37,7 +40,14 @@ func (h handler) SendAfterWrite(m *raftpb.Message) {
 // client that proposed it.
 func (h handler) Apply(index uint64, data []byte) {
 	r := h.r
-	req := r.decode(index, data)
+	var req *wire.Request
+	switch m := r.decode(index, data).(type) {
+	case *wire.Request:
+		req = m
+	case *wire.Clock:
+		r.applyClock(index, m)
+		return
+	}
 	op := &req.Op
 	res, _ := r.store.Apply(index, op, req.AckedBelow)
 	delete(r.proposed, op.ID)
@@ -71,11 +81,13 @@ func (h handler) Restore(index uint64, data []byte) {
 	h.r.proto.Restored()
 }
 
-func (r *Replica) decode(index uint64, data []byte) *wire.Request {
+// decode decodes a log entry: a request or a clock entry.
+func (r *Replica) decode(index uint64, data []byte) wire.Message {
 	m, err := wire.Decode(data)
 	if err == nil {
-		if req, ok := m.(*wire.Request); ok {
-			return req
+		switch m.(type) {
+		case *wire.Request, *wire.Clock:
+			return m
 		}
 		err = fmt.Errorf("holds a %v", m.Type())
 	}

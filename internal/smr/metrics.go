@@ -18,6 +18,8 @@ func (r *Replica) Metrics() protocol.Metrics {
 		Keys:          r.store.Len(),
 		Sessions:      r.store.Sessions(),
 		Replies:       r.store.Replies(),
+
+		SessionsExpired: r.store.Expired(),
 	}
 	r.log.Progress(func(id, match uint64) {
 		m.Followers = append(m.Followers, protocol.FollowerProgress{ID: wire.NodeID(id), Match: match})

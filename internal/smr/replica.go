@@ -89,6 +89,10 @@ type Replica struct {
 	wasLeader bool
 
 	sinceCompact uint64
+	// ticks counts this replica's ticks, never behind the log's clock (see
+	// sessions.go); clockLogged is the latest clock this replica proposed.
+	ticks, clockLogged uint64
+	expireAfter        uint64
 	// out may go at once; after waits for the round's write (see
 	// protocol.Ready).
 	out   []wire.Envelope
@@ -119,14 +123,16 @@ func New(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 		return nil, fmt.Errorf("replica %d: %w", cfg.ID, err)
 	}
 	return &Replica{
-		id:       cfg.ID,
-		peers:    cfg.Peers,
-		opts:     opts,
-		log:      log,
-		store:    store,
-		proposed: make(map[wire.OpID]struct{}),
-		clients:  make(map[wire.OpID]wire.NodeID),
-		logged:   make(map[wire.OpID]uint64),
+		expireAfter: uint64(cfg.SessionExpiryTicks),
+		ticks:       store.Clock(),
+		id:          cfg.ID,
+		peers:       cfg.Peers,
+		opts:        opts,
+		log:         log,
+		store:       store,
+		proposed:    make(map[wire.OpID]struct{}),
+		clients:     make(map[wire.OpID]wire.NodeID),
+		logged:      make(map[wire.OpID]uint64),
 	}, nil
 }
 
@@ -209,7 +215,9 @@ func (r *Replica) Status() protocol.Status {
 
 // Tick implements protocol.Replica.
 func (r *Replica) Tick() {
+	r.ticks++
 	r.log.Tick()
+	r.maybeLogClock()
 	if r.log.SnapshotWanted() {
 		r.compact() // nothing may apply for a while to trigger it
 	}
@@ -332,6 +340,7 @@ func (r *Replica) Ready() protocol.Ready {
 			clear(r.proposed)
 		} else {
 			r.noteLogged()
+			r.clockOnLeading()
 		}
 		r.proto.LeaderChanged(leading)
 	}
@@ -383,8 +392,11 @@ func (r *Replica) EachUnapplied(fn func(index uint64, req *wire.Request)) {
 		return
 	}
 	for _, e := range ents {
-		if len(e.GetData()) > 0 {
-			fn(e.GetIndex(), r.decode(e.GetIndex(), e.GetData()))
+		if len(e.GetData()) == 0 {
+			continue
+		}
+		if req, ok := r.decode(e.GetIndex(), e.GetData()).(*wire.Request); ok {
+			fn(e.GetIndex(), req)
 		}
 	}
 }

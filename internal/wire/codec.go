@@ -92,6 +92,8 @@ func Decode(b []byte) (Message, error) {
 		m = &WitnessSync{Incarnation: d.uvarint(), Complete: d.bool()}
 	case TypeWitnessSyncReply:
 		m = &WitnessSyncReply{Term: d.uvarint(), Incarnation: d.uvarint()}
+	case TypeClock:
+		m = &Clock{Now: d.uvarint(), ExpireAfter: d.uvarint()}
 	default:
 		return nil, fmt.Errorf("wire: unknown message type %d", b[0])
 	}
@@ -211,6 +213,11 @@ func (d *decoder) bool() bool {
 	}
 	d.fail(errors.New("wire: bad bool"))
 	return false
+}
+
+func (c *Clock) appendPayload(b []byte) []byte {
+	b = binary.AppendUvarint(b, c.Now)
+	return binary.AppendUvarint(b, c.ExpireAfter)
 }
 
 func (h *Hello) appendPayload(b []byte) []byte {

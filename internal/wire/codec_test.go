@@ -137,6 +137,8 @@ func samples() []sample {
 		{"reply-weak", &Reply{Kind: ReplyWeak, ID: OpID{Session: 2, Seq: 9}, Value: []byte("w"), Slot: 3, Applied: 10}},
 		{"reply-not-leader", &Reply{Kind: ReplyNotLeader, ID: OpID{Session: 2, Seq: 9}, Term: 4, Leader: 3}},
 		{"recover", &Recover{Term: 12}},
+		{"clock", &Clock{Now: 360_123, ExpireAfter: 360_000}},
+		{"clock-max", &Clock{Now: math.MaxUint64, ExpireAfter: math.MaxUint64}},
 		{"recover-reply", &RecoverReply{Term: 12, Ops: []Op{
 			{ID: OpID{Session: 1, Seq: 2}, Kind: Put, Key: 3, Value: []byte("v")},
 			{ID: OpID{Session: 4, Seq: 5}, Level: Weak, Kind: Put, Key: 6},

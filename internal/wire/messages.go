@@ -18,6 +18,7 @@ const (
 	TypeRecoverReply
 	TypeWitnessSync
 	TypeWitnessSyncReply
+	TypeClock
 )
 
 func (t Type) String() string {
@@ -38,6 +39,8 @@ func (t Type) String() string {
 		return "witness-sync"
 	case TypeWitnessSyncReply:
 		return "witness-sync-reply"
+	case TypeClock:
+		return "clock"
 	}
 	return fmt.Sprintf("type(%d)", uint8(t))
 }
@@ -91,7 +94,8 @@ type Request struct {
 	// yet seen complete: replicas may forget the replies of earlier ones.
 	AckedBelow uint64
 	// PrevWeak is the sequence number of the session's previous weak write
-	// (0 when none), so the leader can log weak writes in session order.
+	// while the client does not know it committed (0 otherwise), so the
+	// leader can log weak writes in session order.
 	PrevWeak uint64
 	// MinApplied is the highest committed slot the session has observed: a
 	// replica answers a weak read only from a state that reflects the
@@ -238,7 +242,19 @@ type WitnessSyncReply struct {
 	Incarnation uint64
 }
 
+// Clock is a log entry, never a message between nodes: the leader logs
+// one now and then so that every replica, applying the log, agrees on how
+// much time has passed and forgets the same idle sessions at the same
+// slot. Now is the leader's count of ticks, which the replicas' applied
+// clock only ever takes forward; ExpireAfter is how many ticks a session
+// may stay idle, the leader's setting carried in the log so that replicas
+// configured differently still agree.
+type Clock struct {
+	Now, ExpireAfter uint64
+}
+
 func (*Recover) Type() Type          { return TypeRecover }
+func (*Clock) Type() Type            { return TypeClock }
 func (*WitnessSync) Type() Type      { return TypeWitnessSync }
 func (*WitnessSyncReply) Type() Type { return TypeWitnessSyncReply }
 func (*RecoverReply) Type() Type     { return TypeRecoverReply }

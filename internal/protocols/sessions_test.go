@@ -1,0 +1,85 @@
+package protocols_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/protocols"
+	"github.com/hybridkv/hybridkv/internal/sim"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// TestIdleSessionsAreForgotten: every replica forgets a session once it
+// has applied nothing for the expiry, including one that was down when
+// the session went idle; after the table stayed empty for longer than the
+// expiry the session's next operations go through and it is kept (in CURP-HO, after a weak write of the session had committed:
+// naming it as the previous weak write would hold them back for good, as
+// no replica knows it any more).
+func TestIdleSessionsAreForgotten(t *testing.T) {
+	for _, name := range protocols.Names() {
+		t.Run(name, func(t *testing.T) {
+			const expiry = 5 * time.Second
+			c := newClusterTuned(t, name, 3, 1, sim.Network{}, func(cfg *sim.Config) { cfg.SessionExpiry = expiry })
+			cl := c.AddClient(0)
+			const session = 7
+			c.put(cl, session, key, "a", wire.Strong)
+			c.put(cl, session, key+1, "w", wire.Weak)
+			c.RunFor(time.Second) // the weak write commits
+			require.Equal(t, []int{2, 2, 2}, c.sessions(), "the warm-up session and this one")
+
+			down := c.follower()
+			c.Crash(down)
+			c.RunFor(expiry + time.Second)
+			require.NoError(t, c.Restart(down))
+			c.RunFor(time.Second)
+			require.Equal(t, []int{0, 0, 0}, c.sessions(), "every idle session is forgotten")
+			// The table stays empty for longer than the expiry: the log's
+			// clock must keep up, or the session's next operation would
+			// be stamped with a time long past and forgotten at once.
+			c.RunFor(expiry + time.Second)
+			forgotten := c.expired()
+			require.Equal(t, []uint64{2, 2, 2}, forgotten)
+
+			c.put(cl, session, key, "b", wire.Strong)
+			c.put(cl, session, key+1, "x", wire.Weak)
+			got := c.get(cl, session, key, wire.Strong)
+			require.Equal(t, "b", string(got.Value))
+			c.RunFor(time.Second)
+			require.Equal(t, []int{1, 1, 1}, c.sessions(), "the session is open again")
+			require.Equal(t, forgotten, c.expired(), "a session was forgotten as soon as it came back")
+			require.True(t, c.RunUntil(c.converged, 5*time.Second), "replicas did not converge")
+		})
+	}
+}
+
+// sessions returns each replica's session-table size.
+func (c *cluster) sessions() []int {
+	var n []int
+	for _, r := range c.Replicas() {
+		n = append(n, c.Replica(r).Metrics().Sessions)
+	}
+	return n
+}
+
+// expired returns how many sessions each replica forgot.
+func (c *cluster) expired() []uint64 {
+	var n []uint64
+	for _, r := range c.Replicas() {
+		n = append(n, c.Replica(r).Metrics().SessionsExpired)
+	}
+	return n
+}
+
+// converged reports whether every replica applied the same state.
+func (c *cluster) converged() bool {
+	first := c.Replica(c.Replicas()[0]).Status()
+	for _, r := range c.Replicas()[1:] {
+		st := c.Replica(r).Status()
+		if st.Applied != first.Applied || st.Digest != first.Digest {
+			return false
+		}
+	}
+	return true
+}
