@@ -13,10 +13,11 @@ import (
 
 // TestIdleSessionsAreForgotten: every replica forgets a session once it
 // has applied nothing for the expiry, including one that was down when
-// the session went idle; after the table stayed empty for longer than the
-// expiry the session's next operations go through and it is kept (in CURP-HO, after a weak write of the session had committed:
-// naming it as the previous weak write would hold them back for good, as
-// no replica knows it any more).
+// the session went idle. After the table stayed empty for longer than the
+// expiry, the session's next operations go through and it is kept. In
+// CURP-HO a weak write of the session had committed before: named as the
+// previous weak write, it would hold them back for good, as no replica
+// knows it any more.
 func TestIdleSessionsAreForgotten(t *testing.T) {
 	for _, name := range protocols.Names() {
 		t.Run(name, func(t *testing.T) {

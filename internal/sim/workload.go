@@ -121,7 +121,7 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 		keys := writtenKeys(res.Events)
 		client := sessions[1<<16|1].client
 		for i, key := range keys {
-			ss := &sess{client: client, id: 1<<40 | uint64(i)}
+			ss := &sess{client: client, id: 1<<40 | uint64(i), open: 1}
 			sessions[ss.id] = ss
 			ss.submitted = w.Ops // one read, no follow-up
 			id := s.Submit(client, ss.id, wire.Op{Kind: wire.Get, Key: key})
