@@ -1,6 +1,7 @@
 package protocols_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -83,4 +84,42 @@ func (c *cluster) converged() bool {
 		}
 	}
 	return true
+}
+
+// TestNewLeaderDoesNotJumpTheClock: the leader's ticks run at a third of
+// the followers' rate for twice the expiry, so the log's clock, which it
+// keeps, falls behind the followers' own ticks by more than the expiry;
+// then it crashes. Had a follower counted its own ticks all along, its
+// first clock entry as the new leader would jump the log's clock past the
+// expiry and forget a session active a moment before (a retry of whose
+// operation would then take effect twice); following the log's clock while
+// it follows, it keeps the session.
+func TestNewLeaderDoesNotJumpTheClock(t *testing.T) {
+	for _, name := range protocols.Names() {
+		t.Run(name, func(t *testing.T) {
+			const expiry = 5 * time.Second
+			c := newClusterTuned(t, name, 3, 1, sim.Network{}, func(cfg *sim.Config) { cfg.SessionExpiry = expiry })
+			cl := c.AddClient(0)
+			const session = 7
+			old := c.Leader()
+			c.SetTickRate(old, 1.0/3)
+			for i := range 20 {
+				c.put(cl, session, key, fmt.Sprint(i), wire.Strong)
+				c.RunFor(expiry / 10)
+			}
+			c.Crash(old)
+			require.True(t, c.RunUntil(func() bool { return c.Leader() != 0 && c.Leader() != old }, 5*time.Second),
+				"no new leader")
+			c.put(cl, session+1, key+1, "after", wire.Strong) // the new leader's clock entry is committed
+			c.RunFor(expiry / 10)
+			for _, r := range c.Replicas() {
+				// Sessions 7 and 8, and the warm-up session until the
+				// clock, slow until the crash, passes its expiry.
+				if r != old {
+					require.GreaterOrEqual(t, c.Replica(r).Metrics().Sessions, 2,
+						"replica %d forgot a session active just before the leader changed", r)
+				}
+			}
+		})
+	}
 }

@@ -7,9 +7,9 @@ import "github.com/hybridkv/hybridkv/internal/wire"
 const clockEntries = 64
 
 // maybeLogClock has the leader log a clock entry once its ticks are a
-// step past the log's clock. A leader's ticks are never behind the clock
+// step past the log's clock. A replica's ticks are never behind the clock
 // it applied (see applyClock), so the log's clock moves on across leader
-// changes and restarts; a replica whose ticks run slow only delays expiry.
+// changes and restarts; a leader whose ticks run slow only delays expiry.
 //
 // A session is stamped with the clock of the last clock entry before its
 // operation, so the clock must never fall behind the leader's ticks by
@@ -46,11 +46,19 @@ func (r *Replica) logClock() {
 }
 
 // applyClock applies a clock entry: the store forgets the sessions idle
-// for the entry's expiry (kvstore.Store.Tick), and this replica's ticks
-// catch up with the log's clock, so that as a leader it never logs a
-// clock behind one already applied.
+// for the entry's expiry (kvstore.Store.Tick). A follower's ticks start
+// again from the log's clock, and a leader's catch up with it: so a new
+// leader's first clock entry moves the clock on by no more than the time
+// since the last one. Counting its own ticks all along, a follower whose
+// clock ran faster than the leader's (or the leader's slower) would have
+// jumped the clock by the whole difference on taking over, past the expiry
+// of sessions active a moment before.
 func (r *Replica) applyClock(index uint64, c *wire.Clock) {
 	r.store.Tick(index, c.Now, c.ExpireAfter)
-	r.ticks = max(r.ticks, r.store.Clock())
+	if r.log.IsLeader() {
+		r.ticks = max(r.ticks, r.store.Clock())
+	} else {
+		r.ticks = r.store.Clock()
+	}
 	r.maybeCompact()
 }
