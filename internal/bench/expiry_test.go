@@ -1,18 +1,14 @@
 package bench_test
 
 import (
-	"bufio"
 	"context"
-	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/hybridkv/hybridkv/client"
-	"github.com/hybridkv/hybridkv/internal/cluster"
+	"github.com/hybridkv/hybridkv/internal/bench"
 	"github.com/hybridkv/hybridkv/internal/config"
 )
 
@@ -28,17 +24,9 @@ func TestIdleSessionsExpireRealProcesses(t *testing.T) {
 	}
 	cfg := config.Default()
 	cfg.Protocol = config.ProtocolCURPHO
-	cfg.Network.OneWayMs = 5
 	cfg.Client.RetryMs, cfg.Client.TimeoutMs = 100, 300
 	cfg.Raft.SessionExpiryS = 3
-	require.NoError(t, cluster.FreePorts(&cfg))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	ps, err := cluster.Spawn(ctx, binary, &cfg, t.TempDir())
-	require.NoError(t, err)
-	defer ps.Stop()
-	cc, err := cluster.ClientConfig(&cfg, cfg.Sites[0])
-	require.NoError(t, err)
+	ctx, ps, cc := spawnLocal(t, &cfg)
 	// The replicas' configuration keeps the client timeout to a tenth of
 	// the expiry; this client waits longer, for an election after the
 	// restart, and its operations are done long before the expiry.
@@ -92,23 +80,14 @@ func equal(xs []float64, v float64) bool {
 	return len(xs) > 0
 }
 
-// metric reads one unlabelled sample from a replica's /metrics (-1 when
+// metric reads one unlabelled series from a replica's metrics (-1 when
 // the replica does not answer).
 func metric(ctx context.Context, t *testing.T, debugAddr, name string) float64 {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+debugAddr+"/metrics", nil)
-	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
+	m, err := bench.ScrapeMetrics(ctx, debugAddr)
 	if err != nil {
 		return -1
 	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			require.NoError(t, err)
-			return f
-		}
-	}
-	return -1
+	v, ok := m[name]
+	require.True(t, ok, "no %s in replica metrics", name)
+	return v
 }

@@ -30,15 +30,7 @@ func TestRetryAfterFullRestartAppliesOnce(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := config.Default()
 			cfg.Protocol = name
-			cfg.Network.OneWayMs = 5
-			require.NoError(t, cluster.FreePorts(&cfg))
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			ps, err := cluster.Spawn(ctx, binary, &cfg, t.TempDir())
-			require.NoError(t, err)
-			defer ps.Stop()
-			cc, err := cluster.ClientConfig(&cfg, cfg.Sites[0])
-			require.NoError(t, err)
+			ctx, ps, cc := spawnLocal(t, &cfg)
 
 			const key = 7
 			c, err := client.New(cc)
@@ -66,6 +58,24 @@ func TestRetryAfterFullRestartAppliesOnce(t *testing.T) {
 			require.Equal(t, "third", readStrong(ctx, t, cc, key), "a request sent this way never reached the replicas")
 		})
 	}
+}
+
+// spawnLocal starts cfg's replicas as processes on free local ports, 5 ms
+// apart, stopped when the test ends, and returns a context for the test's
+// operations (two minutes) and the configuration of a client at the first
+// site.
+func spawnLocal(t *testing.T, cfg *config.Config) (context.Context, *cluster.Processes, client.Config) {
+	t.Helper()
+	cfg.Network.OneWayMs = 5
+	require.NoError(t, cluster.FreePorts(cfg))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	ps, err := cluster.Spawn(ctx, binary, cfg, t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(ps.Stop)
+	cc, err := cluster.ClientConfig(cfg, cfg.Sites[0])
+	require.NoError(t, err)
+	return ctx, ps, cc
 }
 
 // rawSender returns a function that sends a request to every replica, ten

@@ -22,31 +22,29 @@ import (
 func TestIdleSessionsAreForgotten(t *testing.T) {
 	for _, name := range protocols.Names() {
 		t.Run(name, func(t *testing.T) {
-			const expiry = 5 * time.Second
-			c := newClusterTuned(t, name, 3, 1, sim.Network{}, func(cfg *sim.Config) { cfg.SessionExpiry = expiry })
+			c := newExpiringCluster(t, name)
 			cl := c.AddClient(0)
-			const session = 7
-			c.put(cl, session, key, "a", wire.Strong)
-			c.put(cl, session, key+1, "w", wire.Weak)
+			c.put(cl, watched, key, "a", wire.Strong)
+			c.put(cl, watched, key+1, "w", wire.Weak)
 			c.RunFor(time.Second) // the weak write commits
 			require.Equal(t, []int{2, 2, 2}, c.sessions(), "the warm-up session and this one")
 
 			down := c.follower()
 			c.Crash(down)
-			c.RunFor(expiry + time.Second)
+			c.RunFor(simExpiry + time.Second)
 			require.NoError(t, c.Restart(down))
 			c.RunFor(time.Second)
 			require.Equal(t, []int{0, 0, 0}, c.sessions(), "every idle session is forgotten")
 			// The table stays empty for longer than the expiry: the log's
 			// clock must keep up, or the session's next operation would
 			// be stamped with a time long past and forgotten at once.
-			c.RunFor(expiry + time.Second)
+			c.RunFor(simExpiry + time.Second)
 			forgotten := c.expired()
 			require.Equal(t, []uint64{2, 2, 2}, forgotten)
 
-			c.put(cl, session, key, "b", wire.Strong)
-			c.put(cl, session, key+1, "x", wire.Weak)
-			got := c.get(cl, session, key, wire.Strong)
+			c.put(cl, watched, key, "b", wire.Strong)
+			c.put(cl, watched, key+1, "x", wire.Weak)
+			got := c.get(cl, watched, key, wire.Strong)
 			require.Equal(t, "b", string(got.Value))
 			c.RunFor(time.Second)
 			require.Equal(t, []int{1, 1, 1}, c.sessions(), "the session is open again")
@@ -54,6 +52,20 @@ func TestIdleSessionsAreForgotten(t *testing.T) {
 			require.True(t, c.RunUntil(c.converged, 5*time.Second), "replicas did not converge")
 		})
 	}
+}
+
+// simExpiry is the session expiry of newExpiringCluster; watched is the
+// session its tests follow.
+const (
+	simExpiry = 5 * time.Second
+	watched   = 7
+)
+
+// newExpiringCluster is a three-replica cluster whose replicas forget
+// sessions idle for simExpiry.
+func newExpiringCluster(t *testing.T, name string) *cluster {
+	t.Helper()
+	return newClusterTuned(t, name, 3, 1, sim.Network{}, func(cfg *sim.Config) { cfg.SessionExpiry = simExpiry })
 }
 
 // sessions returns each replica's session-table size.
@@ -97,21 +109,19 @@ func (c *cluster) converged() bool {
 func TestNewLeaderDoesNotJumpTheClock(t *testing.T) {
 	for _, name := range protocols.Names() {
 		t.Run(name, func(t *testing.T) {
-			const expiry = 5 * time.Second
-			c := newClusterTuned(t, name, 3, 1, sim.Network{}, func(cfg *sim.Config) { cfg.SessionExpiry = expiry })
+			c := newExpiringCluster(t, name)
 			cl := c.AddClient(0)
-			const session = 7
 			old := c.Leader()
 			c.SetTickRate(old, 1.0/3)
 			for i := range 20 {
-				c.put(cl, session, key, fmt.Sprint(i), wire.Strong)
-				c.RunFor(expiry / 10)
+				c.put(cl, watched, key, fmt.Sprint(i), wire.Strong)
+				c.RunFor(simExpiry / 10)
 			}
 			c.Crash(old)
 			require.True(t, c.RunUntil(func() bool { return c.Leader() != 0 && c.Leader() != old }, 5*time.Second),
 				"no new leader")
-			c.put(cl, session+1, key+1, "after", wire.Strong) // the new leader's clock entry is committed
-			c.RunFor(expiry / 10)
+			c.put(cl, watched+1, key+1, "after", wire.Strong) // the new leader's clock entry is committed
+			c.RunFor(simExpiry / 10)
 			for _, r := range c.Replicas() {
 				// Sessions 7 and 8, and the warm-up session until the
 				// clock, slow until the crash, passes its expiry.
