@@ -20,4 +20,7 @@
 // raft's check-quorum message every E ticks, which steps it down exactly as
 // raft would when a majority has gone quiet. PreVote stays on, so a replica
 // that was cut off cannot disrupt the cluster when it returns.
+//
+// Followers also learn commits from each other's acknowledgements, a
+// one-way delay sooner than from the leader (see peercommit.go).
 package raftlog

@@ -83,6 +83,8 @@ type Log struct {
 	compactKeep uint64
 	// compacting is the index of the snapshot being written, 0 if none.
 	compacting uint64
+	// acks is what the voters wrote of the current term (see peercommit.go).
+	acks *peerAcks
 }
 
 // ErrNotLeader is returned by Propose on a replica that is not the leader.
@@ -149,7 +151,7 @@ func New(cfg Config) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{cfg: cfg, rn: rn, storage: rc.Storage.(*storage), disk: cfg.Disk, restarted: restarted, snapshotWaits: make(map[uint64]int),
-		rand: cfg.Rand, applied: applied - 1}
+		rand: cfg.Rand, applied: applied - 1, acks: newPeerAcks(cfg.ID, cfg.Peers)}
 	if hs := state.HardState; hs != nil {
 		l.term, l.committed = hs.GetTerm(), hs.GetCommit()
 	}
@@ -315,12 +317,20 @@ func (l *Log) checkQuorum() {
 	})
 }
 
-// Step consumes a raft message from a peer.
+// Step consumes a raft message from a peer, or one of this replica's own
+// that waited for its write.
 func (l *Log) Step(m *raftpb.Message) error {
 	switch m.GetType() {
 	case raftpb.MessageType_MsgApp, raftpb.MessageType_MsgHeartbeat, raftpb.MessageType_MsgSnap:
 		if m.GetTerm() >= l.term {
 			l.elapsed = 0
+		}
+	case raftpb.MessageType_MsgStorageAppendResp:
+		l.acks.wroteOwn(m.GetTerm(), m.GetIndex(), m.GetLogTerm())
+	case raftpb.MessageType_MsgAppResp:
+		if isPeerAck(m) {
+			l.acks.note(m.GetFrom(), m.GetTerm(), m.GetIndex())
+			return nil
 		}
 	}
 	err := l.rn.Step(m)
@@ -364,6 +374,9 @@ func (l *Log) Ready(h Handler) (*Write, error) {
 	if err := l.installCompacted(); err != nil {
 		return nil, err
 	}
+	if err := l.learnCommit(); err != nil {
+		return nil, err
+	}
 	var w *Write
 	for l.rn.HasReady() {
 		rd := l.rn.Ready()
@@ -391,7 +404,9 @@ func (l *Log) Ready(h Handler) (*Write, error) {
 					return nil, err
 				}
 			default:
-				if m.GetType() != raftpb.MessageType_MsgSnap || l.fillSnapshot(m) {
+				switch {
+				case isPeerAckAnswer(m):
+				case m.GetType() != raftpb.MessageType_MsgSnap || l.fillSnapshot(m):
 					h.Send(m)
 				}
 			}
@@ -424,6 +439,7 @@ func (l *Log) stage(w *Write, m *raftpb.Message, h Handler) error {
 	w.add(m)
 	for _, resp := range m.GetResponses() {
 		h.SendAfterWrite(resp)
+		l.copyAck(resp, h)
 	}
 	return nil
 }

@@ -158,6 +158,8 @@ func newTestNode(t *testing.T, id uint64, disk *watchedDisk, bootstrap bool) (*t
 type testCluster struct {
 	nodes map[uint64]*testNode
 	down  map[uint64]bool
+	// drop, if set, loses the messages it returns true for.
+	drop func(*raftpb.Message) bool
 	// compactedState is the state of the leader's last compaction.
 	compactedState string
 }
@@ -185,7 +187,7 @@ func (c *testCluster) settle(t *testing.T) {
 			return
 		}
 		for _, m := range msgs {
-			if !c.down[m.GetTo()] && !c.down[m.GetFrom()] {
+			if !c.down[m.GetTo()] && !c.down[m.GetFrom()] && (c.drop == nil || !c.drop(m)) {
 				_ = c.nodes[m.GetTo()].log.Step(m)
 			}
 		}
