@@ -139,8 +139,9 @@ func (x *Client) writeReply(c *curp.Client, from wire.NodeID, p *curp.Pending, s
 }
 
 // AcceptFastPath requires, besides CURP's superquorum, that the replies
-// forming it hold every uncommitted weak write the session issued before the
-// operation, and for a read that they agree on the read dependency.
+// forming it hold, pooled or applied, every weak write the session issued
+// before the operation and does not know committed, and for a read that
+// they agree on the read dependency.
 func (x *Client) AcceptFastPath(c *curp.Client, p *curp.Pending) protocol.SlowReason {
 	var need []uint64
 	if s := x.sessions[p.Req.Op.ID.Session]; s != nil {
@@ -153,7 +154,7 @@ func (x *Client) AcceptFastPath(c *curp.Client, p *curp.Pending) protocol.SlowRe
 	read := !p.Req.Op.Kind.IsWrite()
 	check := func(rep *wire.Reply) protocol.SlowReason {
 		for _, seq := range need {
-			if !slices.Contains(rep.Deps, seq) {
+			if seq > rep.DepsApplied && !slices.Contains(rep.Deps, seq) {
 				return protocol.ReasonCausalDep
 			}
 		}

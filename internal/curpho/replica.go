@@ -127,10 +127,10 @@ func (*Replica) Conflicts(rec *witness.Record, _ *wire.Op) bool {
 	return rec.Op.Level == wire.Strong
 }
 
-// Annotate reports the session's pooled weak writes and, for a read, the
-// latest pooled weak write on the key: at a witness the latest to arrive,
-// at the leader the latest its log holds ahead of the read, whose value
-// the leader returns.
+// Annotate reports the session's pooled weak writes, the newest of its
+// earlier weak writes applied here and, for a read, the latest pooled weak
+// write on the key: at a witness the latest to arrive, at the leader the
+// latest its log holds ahead of the read, whose value the leader returns.
 func (*Replica) Annotate(r *curp.Replica, op *wire.Op, rep *wire.Reply) {
 	r.Pool().Session(op.ID.Session, func(rec *witness.Record) {
 		if rec.Op.Level == wire.Weak && rec.Op.Kind.IsWrite() {
@@ -138,6 +138,7 @@ func (*Replica) Annotate(r *curp.Replica, op *wire.Op, rep *wire.Reply) {
 		}
 	})
 	slices.Sort(rep.Deps)
+	rep.DepsApplied = appliedDep(r, op.ID)
 	if op.Kind.IsWrite() {
 		return
 	}
@@ -171,6 +172,33 @@ func lastLogged(r *curp.Replica, key uint64) *witness.Record {
 		}
 	})
 	return last
+}
+
+// appliedDep follows the chain of weak writes before the pooled operation
+// id, through the pooled ones, to the first this replica has applied, and
+// returns its sequence number (0 if the chain ends first). A replica may
+// apply a session's weak write before its client learns it committed (a
+// follower learns commits from its peers, the client from the leader); its
+// record has then left the pool, but the write is committed, which is all
+// a fast path needs of it. The leader logs each weak write after the
+// previous one, so every earlier weak write of the session is applied too.
+func appliedDep(r *curp.Replica, id wire.OpID) uint64 {
+	rec := r.Pool().Get(id)
+	if rec == nil {
+		return 0
+	}
+	// Sequence numbers fall along the chain; a request naming a later one
+	// is not followed.
+	for seq := rec.PrevWeak; seq != 0 && seq < rec.Op.ID.Seq; seq = rec.PrevWeak {
+		prev := wire.OpID{Session: id.Session, Seq: seq}
+		if _, outcome := r.Store().Lookup(prev); outcome == kvstore.Applied {
+			return seq
+		}
+		if rec = r.Pool().Get(prev); rec == nil {
+			return 0
+		}
+	}
+	return 0
 }
 
 func isWeakWrite(rec *witness.Record) bool {

@@ -176,6 +176,30 @@ func TestMissingCausalDepForcesSlowPath(t *testing.T) {
 	})
 }
 
+// TestAppliedCausalDepKeepsFastPath: replicas apply a session's weak write
+// before its client hears that it committed (the leader tells the client a
+// one-way delay after it applies; followers learn the commit from each
+// other). A strong operation the session sends in between finds the write
+// applied, no longer pooled, at the leader and at witnesses; applied is
+// committed, which is all the fast path needs of it.
+func TestAppliedCausalDepKeepsFastPath(t *testing.T) {
+	forSizes(t, []string{"curp-ho"}, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 23, sim.Network{})
+		cl := c.AddClient(siteOf(c.follower()))
+		// 25 ms one way: the strong operations sent between about 25 and
+		// 50 ms after the weak write completed reach the leader after it
+		// applied the write and before the client hears of it.
+		for i := range uint64(16) {
+			session := 10 + i
+			c.put(cl, session, 100+i, "w", wire.Weak)
+			c.RunFor(time.Duration(5*i) * time.Millisecond)
+			got := c.put(cl, session, 200+i, "s", wire.Strong)
+			require.Contains(t, []protocol.Path{protocol.PathFast, protocol.PathCommitted}, got.Path,
+				"seed %d: sent %d ms after the weak write: %v path (%v)", c.seed, 5*i, got.Path, got.Reason)
+		}
+	})
+}
+
 // TestUncommittedWeakWriteInvisibleToOthers: another session bound to the
 // same replica does not see a weak write until it is committed (C3).
 func TestUncommittedWeakWriteInvisibleToOthers(t *testing.T) {

@@ -324,6 +324,7 @@ func (r *Reply) appendPayload(b []byte) []byte {
 	for _, s := range r.Deps {
 		b = binary.AppendUvarint(b, s)
 	}
+	b = binary.AppendUvarint(b, r.DepsApplied)
 	b = appendOpID(b, r.ReadDep)
 	b = binary.AppendUvarint(b, r.Incarnation)
 	b = binary.AppendUvarint(b, uint64(len(r.Witnesses)))
@@ -357,6 +358,7 @@ func (r *Reply) decode(d *decoder) {
 			r.Deps[i] = d.uvarint()
 		}
 	}
+	r.DepsApplied = d.uvarint()
 	r.ReadDep = d.opID()
 	r.Incarnation = d.uvarint()
 	if n := d.count(2); n > 0 {

@@ -132,7 +132,7 @@ func samples() []sample {
 		{"reply-speculative", &Reply{Kind: ReplySpeculative, ID: OpID{Session: 12, Seq: 4}, Term: 3, Leader: 1,
 			Ok: true, Found: true, Value: []byte("value"), Slot: 77, Applied: 70}},
 		{"reply-witness-deps", &Reply{Kind: ReplyWitness, ID: OpID{Session: 12, Seq: 5}, Term: 3, Leader: 1,
-			Ok: true, Deps: []uint64{1, 2, 300, math.MaxUint64}, ReadDep: OpID{Session: 40, Seq: 2}}},
+			Ok: true, Deps: []uint64{1, 2, 300, math.MaxUint64}, DepsApplied: 1 << 40, ReadDep: OpID{Session: 40, Seq: 2}}},
 		{"reply-sync-found-empty", &Reply{Kind: ReplySync, ID: OpID{Session: 1, Seq: 1}, Found: true, Slot: 5, Applied: 5}},
 		{"reply-weak", &Reply{Kind: ReplyWeak, ID: OpID{Session: 2, Seq: 9}, Value: []byte("w"), Slot: 3, Applied: 10}},
 		{"reply-not-leader", &Reply{Kind: ReplyNotLeader, ID: OpID{Session: 2, Seq: 9}, Term: 4, Leader: 3}},

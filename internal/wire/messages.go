@@ -185,6 +185,11 @@ type Reply struct {
 	// Deps lists sequence numbers of this session's weak writes the witness
 	// holds (CURP-HO causal dependencies).
 	Deps []uint64
+	// DepsApplied is the sequence number of the newest weak write of the
+	// session before the operation that the witness has applied, found along
+	// the operation's chain of previous weak writes (CURP-HO): it and every
+	// earlier weak write of the session are committed there. 0 if none.
+	DepsApplied uint64
 	// ReadDep is the latest pending weak write on the key (CURP-HO).
 	ReadDep OpID
 	// Incarnation identifies the run of the witness that sent a witness
