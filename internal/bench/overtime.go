@@ -74,7 +74,7 @@ func summarizeOverTime(rounds []round, perSecond []float64) *stats.OverTime {
 
 // followerLags is, per replica, its apply lag at each round it followed
 // in: the leader's commit index minus its applied index, never below zero
-// (the replicas are scraped one after the other, not at one instant).
+// (the replicas are scraped at once, yet not at one instant).
 func followerLags(rounds []round) map[uint64][]stats.Point {
 	lags := make(map[uint64][]stats.Point)
 	for _, rd := range rounds {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"net/http"
@@ -105,4 +106,34 @@ func TestScraper(t *testing.T) {
 func TestNilScraper(t *testing.T) {
 	var s *scraper
 	require.Nil(t, s.stop())
+}
+
+// TestScraperReadsReplicasAtOnce: each replica answers only once the other's
+// scrape has arrived too (or after 500 ms, saying it was alone). Read one
+// after the other, a follower's applied index and the leader's commit index
+// came from different moments.
+func TestScraperReadsReplicasAtOnce(t *testing.T) {
+	var arrived atomic.Int64
+	both := make(chan struct{})
+	replica := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if arrived.Add(1) == 2 {
+			close(both)
+		}
+		together := int64(2)
+		select {
+		case <-both:
+		case <-time.After(500 * time.Millisecond):
+			together = 1
+		}
+		fmt.Fprint(w, exposition(together))
+	}))
+	defer replica.Close()
+	addr := strings.TrimPrefix(replica.URL, "http://")
+	s := &scraper{start: time.Now(), client: &http.Client{Timeout: scrapeTimeout},
+		targets: func() []target { return []target{{ID: 1, Addr: addr}, {ID: 2, Addr: addr}} }}
+	s.scrapeAll(context.Background())
+	require.Len(t, s.rounds, 1)
+	for id := uint64(1); id <= 2; id++ {
+		require.Equal(t, 2.0, s.rounds[0].Values[id]["hybridkv_raft_commit_index"], "replica %d was read alone", id)
+	}
 }
