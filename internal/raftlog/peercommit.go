@@ -2,9 +2,9 @@ package raftlog
 
 import (
 	"bytes"
-	"slices"
 
 	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/quorum"
 	"go.etcd.io/raft/v3/raftpb"
 )
 
@@ -29,7 +29,7 @@ var peerAckContext = []byte("peer-ack")
 // current term.
 type peerAcks struct {
 	self   uint64
-	voters []uint64
+	voters quorum.MajorityConfig
 	term   uint64
 	// written is, per voter, the highest index known durable in its log and
 	// equal to term's leader's log up to there.
@@ -39,12 +39,17 @@ type peerAcks struct {
 }
 
 func newPeerAcks(self uint64, voters []uint64) *peerAcks {
-	return &peerAcks{self: self, voters: voters, written: make(map[uint64]uint64, len(voters))}
+	p := &peerAcks{self: self, voters: make(quorum.MajorityConfig, len(voters)),
+		written: make(map[uint64]uint64, len(voters))}
+	for _, id := range voters {
+		p.voters[id] = struct{}{}
+	}
+	return p
 }
 
 // note records that voter wrote the leader's log of term up to index.
 func (p *peerAcks) note(voter, term, index uint64) {
-	if term < p.term || !slices.Contains(p.voters, voter) {
+	if _, ok := p.voters[voter]; !ok || term < p.term {
 		return
 	}
 	if term > p.term {
@@ -67,22 +72,20 @@ func (p *peerAcks) wroteOwn(term, index, logTerm uint64) {
 }
 
 // commitIndex returns the highest index a majority wrote in the current
-// term, with that term, if it changed since the last call; 0 otherwise.
+// term, with that term, if it changed since the last call; 0 otherwise. The
+// count is raft's own, the one its leader commits by.
 func (p *peerAcks) commitIndex() (term, index uint64) {
 	if !p.changed {
 		return 0, 0
 	}
 	p.changed = false
-	quorum := len(p.voters)/2 + 1
-	if len(p.written) < quorum {
-		return 0, 0
-	}
-	indexes := make([]uint64, 0, len(p.written))
-	for _, i := range p.written {
-		indexes = append(indexes, i)
-	}
-	slices.Sort(indexes)
-	return p.term, indexes[len(indexes)-quorum]
+	return p.term, uint64(p.voters.CommittedIndex(p))
+}
+
+// AckedIndex implements quorum.AckedIndexer.
+func (p *peerAcks) AckedIndex(voter uint64) (quorum.Index, bool) {
+	i, ok := p.written[voter]
+	return quorum.Index(i), ok
 }
 
 // isPeerAck reports whether m is another follower's copied acknowledgement.
@@ -129,7 +132,7 @@ func (l *Log) learnCommit() error {
 	if st.RaftState != raft.StateFollower || st.Lead == 0 || st.GetTerm() != term || index <= st.GetCommit() {
 		return nil
 	}
-	if t, ok := l.Term(index); !ok || t != term || index > l.LastIndex() {
+	if t, ok := l.Term(index); !ok || t != term {
 		return nil
 	}
 	return l.rn.Step(&raftpb.Message{
