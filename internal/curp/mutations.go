@@ -18,4 +18,7 @@ var broken struct {
 	// trustRestarted: a restarted witness whose records were lost counts
 	// as complete.
 	trustRestarted bool
+	// dropReplacedRecords: a replica's raft log entries that kept its
+	// records as leader are replaced without logging the records.
+	dropReplacedRecords bool
 }

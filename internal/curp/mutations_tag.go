@@ -5,7 +5,7 @@ package curp
 import "fmt"
 
 // Mutations names the bugs Break can re-introduce.
-var Mutations = []string{"any-term", "log-in-recovery", "replay-unordered", "trust-restarted"}
+var Mutations = []string{"any-term", "log-in-recovery", "replay-unordered", "trust-restarted", "drop-replaced-records"}
 
 // Break re-introduces the named bug until Repair; for mutation tests.
 func Break(name string) error {
@@ -18,6 +18,8 @@ func Break(name string) error {
 		broken.replayUnordered = true
 	case "trust-restarted":
 		broken.trustRestarted = true
+	case "drop-replaced-records":
+		broken.dropReplacedRecords = true
 	default:
 		return fmt.Errorf("curp: no mutation %q", name)
 	}
@@ -25,4 +27,6 @@ func Break(name string) error {
 }
 
 // Repair undoes every Break.
-func Repair() { broken = struct{ anyTerm, logInRecovery, replayUnordered, trustRestarted bool }{} }
+func Repair() {
+	broken = struct{ anyTerm, logInRecovery, replayUnordered, trustRestarted, dropReplacedRecords bool }{}
+}

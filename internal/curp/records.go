@@ -1,9 +1,13 @@
 package curp
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/wire"
+	"github.com/hybridkv/hybridkv/internal/witness"
 )
 
 // rewriteRecordsAt is the size past which the witness log is rewritten
@@ -11,7 +15,9 @@ import (
 const rewriteRecordsAt = 4 << 20
 
 // loadRecords restores the pool a restart emptied, minus the operations the
-// replica's state already applied.
+// replica's state already applied: the witness log's records and, where it
+// marks a term this replica led, the unapplied entries of that term its
+// raft log holds, which kept the leader's records (see witness.Log).
 func (r *Replica) loadRecords() error {
 	if r.records == nil {
 		return nil
@@ -20,13 +26,79 @@ func (r *Replica) loadRecords() error {
 	if err != nil {
 		return err
 	}
+	led := r.ledEntries(entries)
 	for i := range entries {
-		if e := &entries[i]; !r.Replica.Applied(e.Op.ID) {
+		e := &entries[i]
+		if e.Lead != 0 {
+			for _, l := range led[e.Lead] {
+				r.pool.AddInLog(&l.req.Op, l.req.PrevWeak, l.index)
+			}
+			delete(led, e.Lead)
+			continue
+		}
+		if !r.Replica.Applied(e.Op.ID) {
 			r.pool.Add(&e.Op, e.PrevWeak)
 		}
 	}
 	r.pool.SetLog(r.records) // what was loaded is durable already
 	return nil
+}
+
+type loggedRequest struct {
+	index uint64
+	req   *wire.Request
+}
+
+// ledEntries returns, for each term the witness log marks as led by this
+// replica, the unapplied operations of that term in its raft log: only the
+// leader of a term makes entries of it, so they are the ones this replica
+// logged as leader.
+func (r *Replica) ledEntries(entries []witness.Entry) map[uint64][]loggedRequest {
+	led := make(map[uint64][]loggedRequest)
+	for _, e := range entries {
+		if e.Lead != 0 {
+			led[e.Lead] = nil
+		}
+	}
+	if len(led) == 0 {
+		return led
+	}
+	r.EachUnapplied(func(index uint64, req *wire.Request) {
+		term, ok := r.Term(index)
+		if _, mine := led[term]; ok && mine && !r.Replica.Applied(req.Op.ID) {
+			led[term] = append(led[term], loggedRequest{index, req})
+		}
+	})
+	return led
+}
+
+// poolLogged pools, on the leader, an operation it appended at index.
+func (r *Replica) poolLogged(index uint64, req *wire.Request) {
+	if r.recordsInLog {
+		r.pool.AddInLog(&req.Op, req.PrevWeak, index)
+		return
+	}
+	r.pool.Add(&req.Op, req.PrevWeak)
+}
+
+// keepReplaced logs the records kept by the raft log's entries from index
+// on, which a new entry (or a snapshot, for index 0) is replacing, in the
+// order they arrived; the round's write syncs them before the raft log's.
+func (r *Replica) keepReplaced(index uint64) {
+	if !r.recordsInLog || broken.dropReplacedRecords {
+		return
+	}
+	var kept []*witness.Record
+	r.pool.Each(func(rec *witness.Record) {
+		if rec.InLog != 0 && rec.InLog >= index {
+			kept = append(kept, rec)
+		}
+	})
+	slices.SortFunc(kept, func(a, b *witness.Record) int { return cmp.Compare(a.Order, b.Order) })
+	for _, rec := range kept {
+		r.pool.Keep(rec)
+	}
+	r.keepFirst = r.keepFirst || len(kept) > 0
 }
 
 // Ready implements protocol.Replica: the witness records added since the
@@ -39,15 +111,31 @@ func (r *Replica) Ready() protocol.Ready {
 	if r.records == nil {
 		return rd
 	}
+	if r.keepFirst {
+		rd.Write = rd.Write.First(r.records)
+		r.keepFirst = false
+	}
 	if r.records.Pending() {
 		rd.Write = rd.Write.Also(r.records)
 	}
 	if n := r.records.Bytes(); n > rewriteRecordsAt && n > 4*r.liveRecordBytes() {
-		if err := r.records.Rewrite(r.pooled()); err != nil {
-			panic(fmt.Sprintf("replica %d: witness records: %v", r.ID(), err))
-		}
+		r.rewriteRecords()
 	}
 	return rd
+}
+
+// rewriteRecords replaces the witness log with the pool, the records the
+// raft log kept included (they are the witness log's from then on), and a
+// leader's mark for the records it logs next.
+func (r *Replica) rewriteRecords() {
+	entries := r.pooled()
+	if _, term := r.Leader(); r.recordsInLog && r.IsLeader() {
+		entries = append(entries, witness.Entry{Lead: term})
+	}
+	if err := r.records.Rewrite(entries); err != nil {
+		panic(fmt.Sprintf("replica %d: witness records: %v", r.ID(), err))
+	}
+	r.pool.Each(func(rec *witness.Record) { rec.InLog = 0 })
 }
 
 // liveRecordBytes estimates what the pool's records take in the log. It

@@ -51,6 +51,10 @@ type Extension interface {
 	// Settled runs once a round, after its entries were appended and
 	// applied.
 	Settled(r *Replica)
+	// LeaderPools reports whether the leader pools operations before it
+	// logs them (CURP-HO's weak writes); if not, the leader's records are
+	// kept by its raft log rather than the witness log (witness.Log).
+	LeaderPools() bool
 	// Metrics fills in the sizes of what the extension holds.
 	Metrics(m *protocol.CURPMetrics)
 }
@@ -69,6 +73,13 @@ type Replica struct {
 	wit        witnesses
 	// records makes the pool durable; nil keeps it in memory only.
 	records witness.Log
+	// recordsInLog is set when this replica, leading, pools what it logs
+	// without adding it to records: its raft log keeps those records.
+	recordsInLog bool
+	// keepFirst asks the round's write to sync the records kept since the
+	// last round (keepReplaced) before the raft log's write that drops
+	// their entries.
+	keepFirst bool
 	// forgotBelow is, per session with pooled records, the floor up to
 	// which its records were dropped (see forgetAcked).
 	forgotBelow map[uint64]uint64
@@ -93,6 +104,7 @@ func NewReplica(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 	}
 	r := &Replica{Replica: base, ext: opts.Extension, pool: witness.New(), forgotBelow: make(map[uint64]uint64),
 		retryTicks: max(1, opts.RecoveryRetryTicks), records: cfg.Records,
+		recordsInLog: cfg.Records != nil && (opts.Extension == nil || !opts.Extension.LeaderPools()),
 		// A restarted witness is complete if its records survived.
 		wit: newWitnesses(cfg.Rand.Uint64(), !base.Restarted() || cfg.Records != nil || broken.trustRestarted)}
 	if err := r.loadRecords(); err != nil {
@@ -165,6 +177,10 @@ func (h *hooks) LeaderChanged(leading bool) {
 		// read from an applied state that lacked a committed write
 		// (TestNewLeaderDoesNotReadAheadOfItsLog).
 		r.EachUnapplied(func(_ uint64, req *wire.Request) { r.pool.Add(&req.Op, req.PrevWeak) })
+		if r.recordsInLog {
+			_, term := r.Leader()
+			r.records.Lead(term)
+		}
 		r.startRecovery()
 		return
 	}
@@ -194,7 +210,12 @@ func (h *hooks) Restored() {
 	for _, id := range applied {
 		r.pool.Remove(id)
 	}
+	// The snapshot replaced the log: the records its entries kept go to
+	// the witness log.
+	r.keepReplaced(0)
 }
+
+func (h *hooks) Replaced(index uint64) { (*Replica)(h).keepReplaced(index) }
 
 func (h *hooks) Tick() {
 	r := (*Replica)(h)
@@ -280,11 +301,11 @@ func (r *Replica) appended(index uint64, req *wire.Request) {
 	}
 	op := &req.Op
 	if r.weakPath(op) {
-		r.pool.Add(op, req.PrevWeak)
+		r.poolLogged(index, req)
 		return
 	}
 	conflict := r.conflicting(op) != nil
-	r.pool.Add(op, req.PrevWeak)
+	r.poolLogged(index, req)
 	to, ok := r.Client(op.ID)
 	if !ok {
 		return

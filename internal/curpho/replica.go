@@ -251,6 +251,10 @@ func (x *Replica) Settled(r *curp.Replica) {
 	x.reads.Release(r, answerer(r))
 }
 
+// LeaderPools implements curp.Extension: a CURP-HO leader pools a weak
+// write when it arrives, before it can log it.
+func (*Replica) LeaderPools() bool { return true }
+
 // Metrics implements curp.Extension.
 func (x *Replica) Metrics(m *protocol.CURPMetrics) {
 	m.ParkedReads = x.reads.Parked() + len(x.awaitingWrites)

@@ -73,5 +73,9 @@ func (x *Replica) Appended(_ *curp.Replica, index uint64, req *wire.Request) {
 // every entry, at 3 x 128 sessions it took half a replica's time).
 func (x *Replica) Settled(r *curp.Replica) { x.reads.Release(r, answerer(r)) }
 
+// LeaderPools implements curp.Extension: a CURP-HT leader pools what it
+// logs only.
+func (*Replica) LeaderPools() bool { return false }
+
 // Metrics implements curp.Extension.
 func (x *Replica) Metrics(m *protocol.CURPMetrics) { m.ParkedReads = x.reads.Parked() }

@@ -19,7 +19,8 @@ import (
 
 // Records is the data directory's witness log (witness.log): a CURP
 // witness's records, one frame per Sync — length, CRC-32C, then the
-// operations queued since the last one. Disk.Save syncs queued records in
+// operations queued since the last one (and a leader's marks: a zero
+// length, then the term). Disk.Save syncs queued records in
 // parallel with the raft log, so a round pays for one sync's latency.
 //
 // The core appends on its thread while its driver's writer syncs: mu
@@ -142,6 +143,15 @@ func decodeFrame(b []byte) ([]witness.Entry, int, error) {
 			return nil, frameHeader + n, errors.New("bad record length")
 		}
 		size := int(binary.LittleEndian.Uint32(body))
+		if size == 0 { // a leader's mark: the term follows
+			term, k := binary.Uvarint(body[4:])
+			if k <= 0 || term == 0 {
+				return nil, frameHeader + n, errors.New("bad lead mark")
+			}
+			ops = append(ops, witness.Entry{Lead: term})
+			body = body[4+k:]
+			continue
+		}
 		prev, k := binary.Uvarint(body[4 : 4+size])
 		if k <= 0 {
 			return nil, frameHeader + n, errors.New("bad record")
@@ -166,6 +176,11 @@ func appendRecord(b []byte, op *wire.Op, prevWeak uint64) []byte {
 	return b
 }
 
+// appendLead appends a leader's mark: a zero length, then the term.
+func appendLead(b []byte, term uint64) []byte {
+	return binary.AppendUvarint(append(b, 0, 0, 0, 0), term)
+}
+
 // sealFrame fills in the header of a frame built after frameHeader bytes.
 func sealFrame(b []byte) []byte {
 	binary.LittleEndian.PutUint32(b, uint32(len(b)-frameHeader))
@@ -177,6 +192,13 @@ func sealFrame(b []byte) []byte {
 func (l *Records) Append(op *wire.Op, prevWeak uint64) {
 	l.mu.Lock()
 	l.pending = appendRecord(l.pending, op, prevWeak)
+	l.mu.Unlock()
+}
+
+// Lead implements witness.Log.
+func (l *Records) Lead(term uint64) {
+	l.mu.Lock()
+	l.pending = appendLead(l.pending, term)
 	l.mu.Unlock()
 }
 
@@ -231,7 +253,11 @@ func (l *Records) Rewrite(entries []witness.Entry) error {
 	tmp := l.path + ".tmp"
 	frame := make([]byte, frameHeader)
 	for i := range entries {
-		frame = appendRecord(frame, &entries[i].Op, entries[i].PrevWeak)
+		if e := &entries[i]; e.Lead != 0 {
+			frame = appendLead(frame, e.Lead)
+		} else {
+			frame = appendRecord(frame, &e.Op, e.PrevWeak)
+		}
 	}
 	frame = sealFrame(frame)
 	if err := writeSynced(tmp, frame); err != nil {

@@ -57,6 +57,41 @@ func TestRecordsRoundTripAndRewrite(t *testing.T) {
 	require.Equal(t, []witness.Entry{{Op: op(3, "c")}, {Op: op(4, "d")}}, ops)
 }
 
+// A leader's marks keep their place among the records, through a
+// restart and a rewrite.
+func TestRecordsKeepLeadMarks(t *testing.T) {
+	dir := t.TempDir()
+	d := open(t, dir, nil)
+	l, err := d.Records()
+	require.NoError(t, err)
+	o1, o2 := op(1, "a"), op(2, "b")
+	l.Append(&o1, 0)
+	l.Lead(7)
+	require.NoError(t, l.Sync())
+	l.Append(&o2, 1)
+	l.Lead(300)
+	require.NoError(t, l.Sync())
+	require.NoError(t, d.Close())
+
+	want := []witness.Entry{{Op: op(1, "a")}, {Lead: 7}, {Op: op(2, "b"), PrevWeak: 1}, {Lead: 300}}
+	d = open(t, dir, nil)
+	l, err = d.Records()
+	require.NoError(t, err)
+	got, err := l.Load()
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.NoError(t, l.Rewrite(want[1:]))
+	require.NoError(t, d.Close())
+
+	d = open(t, dir, nil)
+	defer d.Close()
+	l, err = d.Records()
+	require.NoError(t, err)
+	got, err = l.Load()
+	require.NoError(t, err)
+	require.Equal(t, want[1:], got)
+}
+
 // writeRecords syncs five one-record frames and returns the log's path
 // and where its frames end (the file is preallocated past that).
 func writeRecords(t *testing.T, dir string) (string, int64) {

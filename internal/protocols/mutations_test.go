@@ -37,16 +37,20 @@ func TestScenariosCatchMutations(t *testing.T) {
 
 // TestFaultsCatchMutations re-introduces, one at a time, bugs the safety
 // fixes removed, and expects the checked simulation under the nemesis to
-// report each within its CI seeds (200 per protocol and size) — except two
-// that need a rare interleaving. Unordered replays need a witness to have
+// report each within its CI seeds (200 per protocol and size) — except three
+// that need a rare interleaving. Dropping the records a deposed leader's
+// replaced entries kept needs the replacement, a restart of that replica
+// and a second leader change before the write commits: seed 814 (N = 3);
+// the case runs 1,000 seeds. Unordered replays need a witness to have
 // recorded a session's operations out of turn during a leader change: the
 // random nemesis reached that first at seed 1101 (N = 3) while writes were
-// synced inside a round, and at seed 181 since they are done by a writer
-// while the replica goes on; the case runs 1,500 seeds. Counting a deposed
-// leader's oks (any-term) on CURP needs a client to reach the deposed leader
-// and the new term's witnesses within the same few milliseconds: seed 40
-// before the writer, seed 1,960 (N = 5, about 110 s) since; the case runs
-// 2,500 seeds. The scenario tests catch both at once
+// synced inside a round, at seed 181 once they were done by a writer while
+// the replica goes on, and at seed 673 since a leader's records are its
+// raft log's; the case runs 1,500 seeds. Counting a deposed leader's oks
+// (any-term) on CURP needs a client to reach the deposed leader and the new
+// term's witnesses within the same few milliseconds: seed 40 before the
+// writer, seed 1,960 (N = 5, about 110 s) after it, seed 208 (N = 5) since
+// a leader's records are its raft log's; the case runs 2,500 seeds. The scenario tests catch both at once
 // (TestScenariosCatchMutations).
 func TestFaultsCatchMutations(t *testing.T) {
 	cases := []struct {
@@ -60,6 +64,7 @@ func TestFaultsCatchMutations(t *testing.T) {
 		{"any-term", "curp", false, 2500},
 		{"any-term", "curp-ht", false, 200},
 		{"replay-unordered", "curp-ho", false, 1500},
+		{"drop-replaced-records", "curp-ht", false, 1000},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%s", tc.mutation, tc.protocol), func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -301,4 +302,40 @@ func replayOrderScenario(t *testing.T) string {
 		return fmt.Sprintf("the session read %q, its own overwritten write", got.Value)
 	}
 	return ""
+}
+
+// TestLeaderRecordsComeBackFromItsLog: a CURP or CURP-HT leader keeps its
+// own witness records in its raft log, not its witness log, so a fast-path
+// round pays for one sync; restarted, it finds them there again.
+func TestLeaderRecordsComeBackFromItsLog(t *testing.T) {
+	forSizes(t, []string{"curp", "curp-ht"}, func(t *testing.T, name string, n int) {
+		c := newCluster(t, name, n, 1, sim.Network{})
+		leader := c.Leader()
+		cl := c.AddClient(siteOf(leader))
+		c.Partition([]wire.NodeID{leader}, c.except(leader)) // nothing commits
+		var ids []wire.OpID
+		for k := uint64(1); k <= 5; k++ {
+			ids = append(ids, c.Submit(cl, k, wire.Op{Kind: wire.Put, Key: k, Value: []byte("v")}))
+		}
+		require.True(t, c.RunUntil(func() bool {
+			for _, id := range ids {
+				if _, ok := c.done[id]; !ok {
+					return false
+				}
+			}
+			return true
+		}, time.Second))
+		logged, err := c.Records(leader).Load()
+		require.NoError(t, err)
+		for _, e := range logged {
+			require.NotContains(t, ids, e.Op.ID, "the leader logged its own record in its witness log")
+		}
+
+		c.Crash(leader)
+		require.NoError(t, c.Restart(leader))
+		pool := c.Replica(leader).(*curp.Replica).Pool()
+		for _, id := range ids {
+			require.True(t, pool.Has(id), "the restarted leader lost its record of %v", id)
+		}
+	})
 }

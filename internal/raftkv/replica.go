@@ -44,5 +44,6 @@ func (hooks) Appended(uint64, *wire.Request)                             {}
 func (hooks) Applied(uint64, *wire.Request, kvstore.Result, *wire.Reply) {}
 func (hooks) LeaderChanged(bool)                                         {}
 func (hooks) Restored()                                                  {}
+func (hooks) Replaced(uint64)                                            {}
 func (hooks) Settled()                                                   {}
 func (hooks) Tick()                                                      {}

@@ -21,7 +21,8 @@ import (
 type Write struct {
 	disk  Disk
 	parts []writePart
-	also  []Syncer
+	// first are synced before the raft log's parts, also after them.
+	first, also []Syncer
 }
 
 // writePart is a snapshot, or entries and a hard state, kept in order.
@@ -43,13 +44,28 @@ func (w *Write) Also(s Syncer) *Write {
 	if w == nil {
 		w = &Write{}
 	}
-	for _, o := range w.also {
+	w.also = addSyncer(w.also, s)
+	return w
+}
+
+// First returns w, a new Write if w is nil, with s synced by it before
+// the raft log's parts: for appends that must be durable before the raft
+// log drops what kept them until now.
+func (w *Write) First(s Syncer) *Write {
+	if w == nil {
+		w = &Write{}
+	}
+	w.first = addSyncer(w.first, s)
+	return w
+}
+
+func addSyncer(list []Syncer, s Syncer) []Syncer {
+	for _, o := range list {
 		if o == s {
-			return w
+			return list
 		}
 	}
-	w.also = append(w.also, s)
-	return w
+	return append(list, s)
 }
 
 // add takes what a MsgStorageAppend asks to keep.
@@ -101,14 +117,22 @@ func (w *Write) Merge(later *Write) {
 	for _, p := range later.parts {
 		w.push(p)
 	}
+	for _, s := range later.first {
+		w.First(s)
+	}
 	for _, s := range later.also {
 		w.Also(s)
 	}
 }
 
-// Do makes the write durable: the snapshots and the entries and hard
-// state in order, then the other logs.
+// Do makes the write durable: the logs asked for first, the snapshots and
+// the entries and hard state in order, then the other logs.
 func (w *Write) Do() error {
+	for _, s := range w.first {
+		if err := s.Sync(); err != nil {
+			return err
+		}
+	}
 	for _, p := range w.parts {
 		if p.snap != nil {
 			if err := w.disk.SaveSnapshot(p.snap); err != nil {

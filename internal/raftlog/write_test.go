@@ -59,3 +59,40 @@ func TestWriteSavesASnapshotBeforeItsEntries(t *testing.T) {
 	require.Len(t, st.Entries, 2)
 	require.Equal(t, uint64(11), st.Entries[0].GetIndex())
 }
+
+// orderedDisk and orderedSyncer note the order a Write does its parts in.
+type orderedDisk struct {
+	*MemDisk
+	order *[]string
+}
+
+func (d orderedDisk) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
+	*d.order = append(*d.order, "raft log")
+	return d.MemDisk.Save(hs, ents)
+}
+
+type orderedSyncer struct {
+	name  string
+	order *[]string
+}
+
+func (s orderedSyncer) Sync() error {
+	*s.order = append(*s.order, s.name)
+	return nil
+}
+
+// What a write must keep before its raft log part drops the entries that
+// kept it is synced first, also when a later round's write asked for it
+// and was merged into an earlier one.
+func TestFirstSyncsBeforeTheRaftLog(t *testing.T) {
+	var order []string
+	disk := orderedDisk{MemDisk: NewMemDisk(), order: &order}
+	w := &Write{disk: disk}
+	w.add(appendMsg(2, 2, 3, 3))
+	w = w.Also(orderedSyncer{"after", &order})
+	later := (&Write{disk: disk}).First(orderedSyncer{"first", &order})
+	later.add(appendMsg(3, 3, 3, 3))
+	w.Merge(later)
+	require.NoError(t, w.Do())
+	require.Equal(t, []string{"first", "raft log", "after"}, order)
+}

@@ -259,6 +259,9 @@ func (s *Sim) LoseDisk(id wire.NodeID) {
 // Disk returns a replica's disk.
 func (s *Sim) Disk(id wire.NodeID) *raftlog.MemDisk { return s.nodes[id].disk }
 
+// Records returns a replica's witness log, nil if it keeps none.
+func (s *Sim) Records(id wire.NodeID) *witness.MemLog { return s.nodes[id].records }
+
 // Pause stops a node as SIGSTOP would: it handles nothing, and its timers
 // do not fire, until Resume.
 func (s *Sim) Pause(id wire.NodeID) { s.nodes[id].paused = true }

@@ -15,6 +15,10 @@ import (
 type handler struct{ r *Replica }
 
 func (h handler) Appended(index uint64, data []byte) {
+	if index <= h.r.tail {
+		h.r.proto.Replaced(index)
+	}
+	h.r.tail = index
 	if len(data) == 0 {
 		return
 	}
@@ -78,6 +82,7 @@ func (h handler) Restore(index uint64, data []byte) {
 		panic(fmt.Sprintf("replica %d: snapshot %d: %v", h.r.id, index, err))
 	}
 	h.r.store = st
+	h.r.tail = index
 	h.r.proto.Restored()
 }
 

@@ -25,8 +25,12 @@ type Protocol interface {
 	Applied(index uint64, req *wire.Request, res kvstore.Result, reply *wire.Reply)
 	// LeaderChanged runs when this replica starts or stops leading.
 	LeaderChanged(leading bool)
-	// Restored runs after the state was replaced by a snapshot.
+	// Restored runs after the state was replaced by a snapshot, which
+	// replaced the log too.
 	Restored()
+	// Replaced runs when a new entry replaced the log's entries from index
+	// on (a later leader's log differed there).
+	Replaced(index uint64)
 	// Settled runs once a round, after the round's entries were appended
 	// and applied: work that waits on the log's progress is done here
 	// once, not after every entry.
@@ -87,6 +91,9 @@ type Replica struct {
 	// applied yet, whichever term logged them, with their log indexes.
 	logged    map[wire.OpID]uint64
 	wasLeader bool
+	// tail is the index of the last entry appended, to tell when a new
+	// one replaces entries (Protocol.Replaced).
+	tail uint64
 
 	sinceCompact uint64
 	// ticks counts this replica's ticks, never behind the log's clock (see
@@ -133,6 +140,7 @@ func New(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
 		proposed:    make(map[wire.OpID]struct{}),
 		clients:     make(map[wire.OpID]wire.NodeID),
 		logged:      make(map[wire.OpID]uint64),
+		tail:        log.LastIndex(),
 	}, nil
 }
 

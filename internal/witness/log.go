@@ -17,11 +17,24 @@ import (
 //
 // Removals are not logged: a restarted replica drops the loaded records of
 // operations it has applied, and Rewrite bounds what stale records cost.
+//
+// A leader's own records are the exception: each operation it pools, it
+// appends to its raft log in the same round, and the round's raft write
+// keeps it as well as a record would. So a leader marks the term it leads
+// (Lead) and pools its operations without logging them (Pool.AddInLog); a
+// restart rebuilds those records from the unapplied raft log entries of
+// the terms marked. Before such an entry leaves the raft log unapplied
+// (overwritten by a later leader, or replaced by a snapshot) its record is
+// logged here, synced ahead of the raft write that drops the entry.
 type Log interface {
 	// Load returns the records in the order they were appended.
 	Load() ([]Entry, error)
 	// Append queues a record; it is durable after the next Sync.
 	Append(op *wire.Op, prevWeak uint64)
+	// Lead queues a mark that this replica leads term: from here on, the
+	// records of the operations it logs in that term are its raft log's
+	// entries of that term.
+	Lead(term uint64)
 	// Pending reports whether records were appended that no Sync has
 	// taken yet.
 	Pending() bool
@@ -36,10 +49,12 @@ type Log interface {
 }
 
 // Entry is one logged record: an operation and the session's weak write
-// before it.
+// before it; or, when Lead is set, the mark that this replica led term
+// Lead from there on (Log.Lead).
 type Entry struct {
 	Op       wire.Op
 	PrevWeak uint64
+	Lead     uint64
 }
 
 // MemLog is a Log in memory, for the simulator and tests: what was synced
@@ -68,6 +83,13 @@ func (l *MemLog) Append(op *wire.Op, prevWeak uint64) {
 	c := *op
 	c.Value = append([]byte(nil), op.Value...)
 	l.pending = append(l.pending, Entry{Op: c, PrevWeak: prevWeak})
+}
+
+// Lead implements Log.
+func (l *MemLog) Lead(term uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pending = append(l.pending, Entry{Lead: term})
 }
 
 // Pending implements Log.
@@ -102,7 +124,11 @@ func (l *MemLog) Rewrite(entries []Entry) error {
 	l.ops, l.pending, l.bytes = nil, nil, 0
 	l.mu.Unlock()
 	for i := range entries {
-		l.Append(&entries[i].Op, entries[i].PrevWeak)
+		if e := &entries[i]; e.Lead != 0 {
+			l.Lead(e.Lead)
+		} else {
+			l.Append(&e.Op, e.PrevWeak)
+		}
 	}
 	return l.Sync()
 }

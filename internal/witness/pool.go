@@ -19,6 +19,9 @@ type Record struct {
 	Order uint64
 	// Added is the pool's tick count when the record arrived.
 	Added uint64
+	// InLog is the index of the raft log entry that keeps the record
+	// across a restart (AddInLog); 0 when the pool's Log keeps it.
+	InLog uint64
 }
 
 // Pool holds unapplied operations. Not safe for concurrent use.
@@ -89,8 +92,38 @@ func (p *Pool) Key(key uint64, fn func(*Record)) {
 // Add pools op, which followed the session's weak write prevWeak, unless it
 // is already pooled, and returns its record.
 func (p *Pool) Add(op *wire.Op, prevWeak uint64) *Record {
+	r, added := p.add(op, prevWeak)
+	if added && p.log != nil {
+		p.log.Append(&r.Op, prevWeak)
+	}
+	return r
+}
+
+// AddInLog pools op like Add but leaves it out of the Log: the leader's
+// raft log entry at index keeps it (see Log).
+func (p *Pool) AddInLog(op *wire.Op, prevWeak, index uint64) *Record {
+	r, added := p.add(op, prevWeak)
+	if added {
+		r.InLog = index
+	}
+	return r
+}
+
+// Keep appends a record that its raft log entry kept to the Log, before
+// the entry leaves the log.
+func (p *Pool) Keep(r *Record) {
+	if r.InLog == 0 {
+		return
+	}
+	r.InLog = 0
+	if p.log != nil {
+		p.log.Append(&r.Op, r.PrevWeak)
+	}
+}
+
+func (p *Pool) add(op *wire.Op, prevWeak uint64) (*Record, bool) {
 	if r := p.byID[op.ID]; r != nil {
-		return r
+		return r, false
 	}
 	p.next++
 	r := &Record{Op: *op, PrevWeak: prevWeak, Order: p.next, Added: p.ticks}
@@ -103,10 +136,7 @@ func (p *Pool) Add(op *wire.Op, prevWeak uint64) *Record {
 		p.bySession[op.ID.Session] = s
 	}
 	s[op.ID.Seq] = r
-	if p.log != nil {
-		p.log.Append(&r.Op, prevWeak)
-	}
-	return r
+	return r, true
 }
 
 // SetLog has every record added from now on appended to l.

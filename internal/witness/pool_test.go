@@ -79,3 +79,28 @@ func TestStaleListsOldRecordsInArrivalOrder(t *testing.T) {
 	require.Equal(t, []uint64{1, 2, 3}, sessions)
 	require.Len(t, p.Stale(0), 4)
 }
+
+// A leader's record kept by its raft log stays out of the witness log
+// until Keep, which logs it once.
+func TestAddInLogIsLoggedOnlyWhenKept(t *testing.T) {
+	p, l := New(), &MemLog{}
+	p.SetLog(l)
+	p.Add(op(1, 1, 7, wire.Put), 0)
+	rec := p.AddInLog(op(1, 2, 8, wire.Put), 1, 42)
+	require.Equal(t, uint64(42), rec.InLog)
+	require.Same(t, rec, p.AddInLog(op(1, 2, 8, wire.Put), 1, 43), "already pooled")
+	require.Equal(t, uint64(42), rec.InLog)
+	require.NoError(t, l.Sync())
+	got, err := l.Load()
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+
+	p.Keep(rec)
+	p.Keep(rec)
+	require.Zero(t, rec.InLog)
+	require.NoError(t, l.Sync())
+	got, err = l.Load()
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	require.Equal(t, Entry{Op: *op(1, 2, 8, wire.Put), PrevWeak: 1}, got[1])
+}
