@@ -35,18 +35,42 @@ func FreePorts(cfg *config.Config) error {
 	return nil
 }
 
-// freeAddr returns a loopback address whose port was free a moment ago.
+const portsFrom, portsTo = 20000, 32000
+
+// pickPort draws a port to try; a variable so tests can force repeats.
+var pickPort = func() int { return portsFrom + rand.IntN(portsTo-portsFrom) }
+
+// handedOut holds the addresses freeAddr returned: a port it found free is
+// still free until its replica binds it, so a later draw of the same port
+// (a replica's and a debug address's, once in a few hundred runs) would
+// find it free again and give two servers one address.
+var handedOut struct {
+	sync.Mutex
+	addrs map[string]bool
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago
+// and that it has not returned before.
 func freeAddr() (string, error) {
-	const lo, hi = 20000, 32000
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	for range 1000 {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", lo+rand.IntN(hi-lo)))
+		addr := fmt.Sprintf("127.0.0.1:%d", pickPort())
+		if handedOut.addrs[addr] {
+			continue
+		}
+		l, err := net.Listen("tcp", addr)
 		if err != nil {
 			continue
 		}
 		l.Close()
-		return l.Addr().String(), nil
+		if handedOut.addrs == nil {
+			handedOut.addrs = make(map[string]bool)
+		}
+		handedOut.addrs[addr] = true
+		return addr, nil
 	}
-	return "", fmt.Errorf("no free loopback port in [%d, %d)", lo, hi)
+	return "", fmt.Errorf("no free loopback port in [%d, %d)", portsFrom, portsTo)
 }
 
 // StartLocal runs every replica of cfg in this process, each with its data
