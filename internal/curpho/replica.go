@@ -64,9 +64,7 @@ func weakRead(r *curp.Replica, op *wire.Op) *wire.Reply {
 	// ordered with the session's weak writes (PrevWeak chains weak writes
 	// only): reading it would make a later weak write depend on it while
 	// the leader may log them the other way round.
-	own := r.Pool().Latest(op.Key, func(rec *witness.Record) bool {
-		return rec.Op.ID.Session == op.ID.Session && rec.Op.ID.Seq < op.ID.Seq && isWeakWrite(rec)
-	})
+	own := latestOwnWrite(r.Pool(), op)
 	st := r.Store()
 	rep := &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true, Applied: st.Applied()}
 	if own != nil {
@@ -76,6 +74,21 @@ func weakRead(r *curp.Replica, op *wire.Op) *wire.Reply {
 	v, found := st.Read(op.Key)
 	rep.Found, rep.Value, rep.Slot = found, v.Value, v.Slot
 	return rep
+}
+
+// latestOwnWrite returns the session's newest pooled weak write on op's
+// key issued before op, by the session's order: the leader logs them in
+// that order, so it is the one the read must see. Not by arrival: a write
+// re-sent after a timeout reaches a replica after the session's next one.
+func latestOwnWrite(pool *witness.Pool, op *wire.Op) *witness.Record {
+	var own *witness.Record
+	pool.Key(op.Key, func(rec *witness.Record) {
+		if id := rec.Op.ID; id.Session == op.ID.Session && id.Seq < op.ID.Seq && isWeakWrite(rec) &&
+			(own == nil || id.Seq > own.Op.ID.Seq) {
+			own = rec
+		}
+	})
+	return own
 }
 
 // Admit holds a request back until the session's previous weak write is

@@ -560,3 +560,13 @@ func TestNewLeaderDoesNotReadAheadOfItsLog(t *testing.T) {
 func TestWeakReadAfterALeaderRanAheadEnds(t *testing.T) {
 	requireSeedClean(t, "curp-ho", 3, 5272)
 }
+
+// TestWeakReadSeesTheSessionsNewestWrite replays the fault seed that found
+// it (CURP-HO, N = 3, seed 5863): a session's weak write reached its
+// replica after the session's next weak write on the same key (it had been
+// re-sent), and a weak read answered from the pooled write that arrived
+// last, the older one (W1). A weak read now returns the session's newest
+// earlier write by the session's order.
+func TestWeakReadSeesTheSessionsNewestWrite(t *testing.T) {
+	requireSeedClean(t, "curp-ho", 3, 5863)
+}
