@@ -4,7 +4,9 @@ package curp
 // the checked simulation can show that it catches each of them. Only a
 // build with the mutations tag can set it (see Break); in every other build
 // it stays false.
-var broken struct {
+var broken mutationFlags
+
+type mutationFlags struct {
 	// anyTerm: a client counts witness oks from any term towards a
 	// speculative reply's superquorum (a deposed leader's fast path).
 	anyTerm bool

@@ -27,6 +27,4 @@ func Break(name string) error {
 }
 
 // Repair undoes every Break.
-func Repair() {
-	broken = struct{ anyTerm, logInRecovery, replayUnordered, trustRestarted, dropReplacedRecords bool }{}
-}
+func Repair() { broken = mutationFlags{} }

@@ -96,14 +96,7 @@ func TestPowerCutKeepsFastPathWrites(t *testing.T) {
 		for k := uint64(1); k <= 5; k++ {
 			ids = append(ids, c.Submit(cl, k, wire.Op{Kind: wire.Put, Key: k, Value: []byte(fmt.Sprint("acked-", k))}))
 		}
-		require.True(t, c.RunUntil(func() bool {
-			for _, id := range ids {
-				if _, ok := c.done[id]; !ok {
-					return false
-				}
-			}
-			return true
-		}, time.Second))
+		require.True(t, c.runUntilDone(ids, time.Second))
 		for _, id := range ids {
 			require.Equal(t, "fast", c.done[id].Path.String())
 		}
@@ -317,14 +310,7 @@ func TestLeaderRecordsComeBackFromItsLog(t *testing.T) {
 		for k := uint64(1); k <= 5; k++ {
 			ids = append(ids, c.Submit(cl, k, wire.Op{Kind: wire.Put, Key: k, Value: []byte("v")}))
 		}
-		require.True(t, c.RunUntil(func() bool {
-			for _, id := range ids {
-				if _, ok := c.done[id]; !ok {
-					return false
-				}
-			}
-			return true
-		}, time.Second))
+		require.True(t, c.runUntilDone(ids, time.Second))
 		logged, err := c.Records(leader).Load()
 		require.NoError(t, err)
 		for _, e := range logged {

@@ -65,6 +65,19 @@ func newClusterTuned(t *testing.T, name string, n int, seed uint64, net sim.Netw
 	return c
 }
 
+// runUntilDone runs the simulation until every operation in ids completed,
+// for at most d, and reports whether they did.
+func (c *cluster) runUntilDone(ids []wire.OpID, d time.Duration) bool {
+	return c.RunUntil(func() bool {
+		for _, id := range ids {
+			if _, ok := c.done[id]; !ok {
+				return false
+			}
+		}
+		return true
+	}, d)
+}
+
 // do runs one operation to completion.
 func (c *cluster) do(client wire.NodeID, session uint64, op wire.Op) protocol.Completion {
 	c.t.Helper()
