@@ -27,6 +27,8 @@ var (
 	faultKeys   = flag.Int("fault-keys", 0, "keys of TestCheckedFaults's workload (0: 6 and 64 by turns)")
 	lingerSeeds = flag.Int("linger-seeds", 40, "seeds per protocol and size for TestNothingLingersAfterFaults")
 	faultFirst  = flag.Uint64("fault-first", 1, "first seed of TestCheckedFaults (to replay one: -fault-first S -fault-seeds 1)")
+	cutSeeds    = flag.Int("cut-seeds", 150, "seeds per protocol and size for TestCheckedPowerCuts")
+	cutFirst    = flag.Uint64("cut-first", 1, "first seed of TestCheckedPowerCuts")
 )
 
 // mutation breaks a protocol on purpose, to show the checker notices.
@@ -41,6 +43,8 @@ type mutation struct {
 	followerCrashAt time.Duration
 	// faults runs a nemesis drawn from the seed (see nemesis).
 	faults bool
+	// powerCuts adds power cuts to the nemesis's faults.
+	powerCuts bool
 	// volatile keeps CURP witness records in memory only.
 	volatile bool
 	// stallOK reports a run whose operations did not all complete instead
@@ -116,6 +120,9 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	var nem *nemesis
 	if m.faults {
 		nem = newNemesis(s, seed)
+		if m.powerCuts {
+			nem.withPowerCuts(seed)
+		}
 		nem.start(s.Now()+300*time.Millisecond, s.Now()+5*time.Second)
 	}
 	// Few keys make operations meet. Under faults every other seed spreads
@@ -392,6 +399,34 @@ func TestCheckedFaults(t *testing.T) {
 					require.True(t, res.Clean(), "seed %d (n=%d): %v\nfaults:\n%s", seed, n, res.Violations, res.faults)
 				}
 				t.Logf("%d seeds checked clean under faults in %v", seeds, time.Since(start).Round(time.Millisecond))
+			})
+		}
+	}
+}
+
+// TestCheckedPowerCuts: every protocol, N = 3 and 5, under the nemesis's
+// faults with power cuts among them: every replica crashes at once, keeping
+// only what its disk synced, and all restart. Only what was durable
+// somewhere survives, so a reply sent before what it vouched for was on
+// disk shows up as a lost write or a stale read.
+func TestCheckedPowerCuts(t *testing.T) {
+	seeds := uint64(*cutSeeds)
+	switch {
+	case *long:
+		seeds = 2000
+	case testing.Short() || raceDetector:
+		seeds = min(seeds, 10)
+	}
+	for _, name := range protocols.Names() {
+		for _, n := range []int{3, 5} {
+			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
+				start := time.Now()
+				for seed := *cutFirst; seed < *cutFirst+seeds; seed++ {
+					res := checkedRun(t, name, n, seed, mutation{faults: true, powerCuts: true})
+					require.NoError(t, res.Err, "seed %d", seed)
+					require.True(t, res.Clean(), "seed %d (n=%d): %v\nfaults:\n%s", seed, n, res.Violations, res.faults)
+				}
+				t.Logf("%d seeds checked clean under faults with power cuts in %v", seeds, time.Since(start).Round(time.Millisecond))
 			})
 		}
 	}

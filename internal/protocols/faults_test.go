@@ -18,11 +18,14 @@ import (
 // that a deposed leader's reply beats the new leader's, pauses, and crash-
 // restarts of the leader or a follower from what their disks kept. Every
 // replica's clock also runs at its own rate, so check-quorum and election
-// timers drift apart. One replica at most is down at a time.
+// timers drift apart. One replica at most is down at a time, unless the
+// run also has power cuts (withPowerCuts): every replica crashes at once.
 type nemesis struct {
 	s   *sim.Sim
 	rng *rand.Rand
-	log []string
+	// cuts draws the power cuts, nil without them.
+	cuts *rand.Rand
+	log  []string
 	// stopped: faults still scheduled are not injected.
 	stopped bool
 	// epoch counts heals: a fault's later steps run only within its own.
@@ -32,6 +35,14 @@ type nemesis struct {
 
 func newNemesis(s *sim.Sim, seed uint64) *nemesis {
 	return &nemesis{s: s, rng: rand.New(rand.NewPCG(seed, 0xfa17))}
+}
+
+// withPowerCuts makes one fault in five a power cut: every replica
+// crashes at once and keeps only what its disk synced, and all restart
+// at heal. A seed's faults then differ from the same seed's without cuts.
+func (n *nemesis) withPowerCuts(seed uint64) *nemesis {
+	n.cuts = rand.New(rand.NewPCG(seed, 0xc07))
+	return n
 }
 
 // start skews the clocks and schedules faults from first until end.
@@ -64,6 +75,10 @@ func (n *nemesis) inject() {
 		return
 	}
 	n.healNow()
+	if n.cuts != nil && n.cuts.IntN(5) == 0 {
+		n.powerCut()
+		return
+	}
 	s := n.s
 	leader := s.Leader()
 	replicas := s.Replicas()
@@ -122,6 +137,15 @@ func (n *nemesis) inject() {
 		n.down = append(n.down, victim)
 		n.note("crash replica %d (leader %d); it restarts from its disk at heal", victim, leader)
 	}
+}
+
+// powerCut crashes every replica at once; they restart at heal.
+func (n *nemesis) powerCut() {
+	for _, r := range n.s.Replicas() {
+		n.s.Crash(r)
+		n.down = append(n.down, r)
+	}
+	n.note("power cut: every replica crashes; all restart from their disks at heal")
 }
 
 // witnessRestartThenLeaderCrash: the leader, cut off from the replicas,

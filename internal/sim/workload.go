@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hybridkv/hybridkv/internal/history"
@@ -139,8 +142,8 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 		return res, dupErr
 	}
 	if res.Completed != total {
-		return res, fmt.Errorf("%d of %d operations completed by %v; %d still open",
-			res.Completed, total, s.now, len(open))
+		return res, fmt.Errorf("%d of %d operations completed by %v; %d still open: %s",
+			res.Completed, total, s.now, len(open), describeOpen(open))
 	}
 	return res, nil
 }
@@ -190,4 +193,15 @@ func writtenKeys(events []history.Event) []uint64 {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// describeOpen names up to five open operations, oldest first.
+func describeOpen(open map[wire.OpID]inflight) string {
+	ops := slices.SortedFunc(maps.Values(open), func(a, b inflight) int { return cmp.Compare(a.start, b.start) })
+	var parts []string
+	for _, f := range ops[:min(len(ops), 5)] {
+		parts = append(parts, fmt.Sprintf("%d.%d %v %v key %d since %v",
+			f.op.ID.Session, f.op.ID.Seq, f.op.Level, f.op.Kind, f.op.Key, f.start))
+	}
+	return strings.Join(parts, "; ")
 }
