@@ -23,4 +23,7 @@ type mutationFlags struct {
 	// dropReplacedRecords: a replica's raft log entries that kept its
 	// records as leader are replaced without logging the records.
 	dropReplacedRecords bool
+	// repliesBeforeWrite: replies to strong writes, and reads that tell of
+	// pooled writes, go out before the round's write is durable too.
+	repliesBeforeWrite bool
 }

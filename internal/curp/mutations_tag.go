@@ -5,7 +5,7 @@ package curp
 import "fmt"
 
 // Mutations names the bugs Break can re-introduce.
-var Mutations = []string{"any-term", "log-in-recovery", "replay-unordered", "trust-restarted", "drop-replaced-records"}
+var Mutations = []string{"any-term", "log-in-recovery", "replay-unordered", "trust-restarted", "drop-replaced-records", "replies-before-write"}
 
 // Break re-introduces the named bug until Repair; for mutation tests.
 func Break(name string) error {
@@ -20,6 +20,8 @@ func Break(name string) error {
 		broken.trustRestarted = true
 	case "drop-replaced-records":
 		broken.dropReplacedRecords = true
+	case "replies-before-write":
+		broken.repliesBeforeWrite = true
 	default:
 		return fmt.Errorf("curp: no mutation %q", name)
 	}

@@ -55,6 +55,10 @@ type Extension interface {
 	// logs them (CURP-HO's weak writes); if not, the leader's records are
 	// kept by its raft log rather than the witness log (witness.Log).
 	LeaderPools() bool
+	// ReadsShowPool reports whether Annotate tells a read about pooled
+	// writes (CURP-HO's weak writes). If not, a read's reply rests on the
+	// applied state alone and goes out without waiting for the disk.
+	ReadsShowPool() bool
 	// Metrics fills in the sizes of what the extension holds.
 	Metrics(m *protocol.CURPMetrics)
 }
@@ -278,7 +282,21 @@ func (r *Replica) witness(from wire.NodeID, req *wire.Request) {
 	if ok && r.ext != nil {
 		r.ext.Annotate(r, op, rep)
 	}
-	r.Reply(from, rep)
+	r.replyTo(from, op, rep)
+}
+
+// replyTo sends a reply to a strong operation. A read's need not wait for
+// the round's write unless it tells of pooled writes: it vouches for no
+// record, only for the applied state (its value) and for the absence of a
+// conflicting write, and the read itself changes nothing a crash could
+// lose. Replaying a lost read record in recovery would change nothing
+// either.
+func (r *Replica) replyTo(to wire.NodeID, op *wire.Op, rep *wire.Reply) {
+	if !op.Kind.IsWrite() && (r.ext == nil || !r.ext.ReadsShowPool()) || broken.repliesBeforeWrite {
+		r.ReplyNow(to, rep)
+		return
+	}
+	r.Reply(to, rep)
 }
 
 // conflicting returns a pooled record that conflicts with strong op: a
@@ -321,7 +339,7 @@ func (r *Replica) appended(index uint64, req *wire.Request) {
 			r.ext.Annotate(r, op, rep)
 		}
 	}
-	r.Reply(to, rep)
+	r.replyTo(to, op, rep)
 }
 
 // forgetAcked drops records of a session's operations that its client has

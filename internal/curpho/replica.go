@@ -268,6 +268,10 @@ func (x *Replica) Settled(r *curp.Replica) {
 // write when it arrives, before it can log it.
 func (*Replica) LeaderPools() bool { return true }
 
+// ReadsShowPool implements curp.Extension: a read learns the pooled weak
+// write it depends on, which must be durable before the read is answered.
+func (*Replica) ReadsShowPool() bool { return true }
+
 // Metrics implements curp.Extension.
 func (x *Replica) Metrics(m *protocol.CURPMetrics) {
 	m.ParkedReads = x.reads.Parked() + len(x.awaitingWrites)

@@ -37,13 +37,15 @@ func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 
 func answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, weakpath.Verdict) {
 	return func(from wire.NodeID, req *wire.Request, v weakpath.Verdict) {
+		// Both answers rest on the applied state and the commit index
+		// alone, so neither waits for the round's write.
 		if v == weakpath.Lost {
-			r.Reply(from, weakpath.LostReply(req.Op.ID))
+			r.ReplyNow(from, weakpath.LostReply(req.Op.ID))
 			return
 		}
 		st := r.Store()
 		val, found := st.Read(req.Op.Key)
-		r.Reply(from, &wire.Reply{Kind: wire.ReplyWeak, ID: req.Op.ID, Ok: true,
+		r.ReplyNow(from, &wire.Reply{Kind: wire.ReplyWeak, ID: req.Op.ID, Ok: true,
 			Found: found, Value: val.Value, Slot: val.Slot, Applied: st.Applied()})
 	}
 }
@@ -76,6 +78,9 @@ func (x *Replica) Settled(r *curp.Replica) { x.reads.Release(r, answerer(r)) }
 // LeaderPools implements curp.Extension: a CURP-HT leader pools what it
 // logs only.
 func (*Replica) LeaderPools() bool { return false }
+
+// ReadsShowPool implements curp.Extension: CURP-HT annotates nothing.
+func (*Replica) ReadsShowPool() bool { return false }
 
 // Metrics implements curp.Extension.
 func (x *Replica) Metrics(m *protocol.CURPMetrics) { m.ParkedReads = x.reads.Parked() }

@@ -51,20 +51,26 @@ func TestScenariosCatchMutations(t *testing.T) {
 // term's witnesses within the same few milliseconds: seed 40 before the
 // writer, seed 1,960 (N = 5, about 110 s) after it, seed 208 (N = 5) since
 // a leader's records are its raft log's; the case runs 2,500 seeds. The scenario tests catch both at once
-// (TestScenariosCatchMutations).
+// (TestScenariosCatchMutations). Replies to writes sent before the write
+// is durable need every replica to crash at once: the cases add power
+// cuts to the faults.
 func TestFaultsCatchMutations(t *testing.T) {
 	cases := []struct {
 		mutation string
 		protocol string
 		volatile bool
-		seeds    uint64
+		// cuts adds power cuts to the faults (TestCheckedPowerCuts).
+		cuts  bool
+		seeds uint64
 	}{
-		{"log-in-recovery", "curp-ht", false, 200},
-		{"trust-restarted", "curp", true, 200},
-		{"any-term", "curp", false, 2500},
-		{"any-term", "curp-ht", false, 200},
-		{"replay-unordered", "curp-ho", false, 1500},
-		{"drop-replaced-records", "curp-ht", false, 1000},
+		{"log-in-recovery", "curp-ht", false, false, 200},
+		{"trust-restarted", "curp", true, false, 200},
+		{"any-term", "curp", false, false, 2500},
+		{"any-term", "curp-ht", false, false, 200},
+		{"replay-unordered", "curp-ho", false, false, 1500},
+		{"drop-replaced-records", "curp-ht", false, false, 1000},
+		{"replies-before-write", "curp", false, true, 200},
+		{"replies-before-write", "curp-ht", false, true, 400},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%s", tc.mutation, tc.protocol), func(t *testing.T) {
@@ -73,13 +79,13 @@ func TestFaultsCatchMutations(t *testing.T) {
 			start := time.Now()
 			for seed := uint64(1); seed <= tc.seeds; seed++ {
 				for _, n := range []int{3, 5} {
-					res := checkedRun(t, tc.protocol, n, seed, mutation{faults: true, volatile: tc.volatile, stallOK: true})
+					res := checkedRun(t, tc.protocol, n, seed, mutation{faults: true, powerCuts: tc.cuts, volatile: tc.volatile, stallOK: true})
 					if res.stalled != "" {
 						t.Logf("caught at seed %d (n=%d) after %v: the run stalled: %s", seed, n, time.Since(start).Round(time.Millisecond), res.stalled)
 						return
 					}
 					if !res.Clean() {
-						t.Logf("caught at seed %d (n=%d) after %v: %v", seed, n, time.Since(start).Round(time.Millisecond), res.Violations[0].Property)
+						t.Logf("caught at seed %d (n=%d) after %v: %v", seed, n, time.Since(start).Round(time.Millisecond), res.Violations[0])
 						return
 					}
 				}

@@ -260,6 +260,19 @@ func (r *Replica) Reply(to wire.NodeID, rep *wire.Reply) {
 	r.Send(to, rep)
 }
 
+// ReplyNow sends rep at once, ahead of the round's write, for a reply that
+// vouches only for the applied state, which is committed (a quorum's disks
+// hold it), and for what the replica does not hold (no conflicting record).
+// A crash that loses the write loses nothing such a reply stood for, so a
+// read need not wait for a disk sync. (Applied state a crash rolls back
+// is a snapshot from the leader not yet synced here; a session's weak
+// reads stay monotonic across it, as the floor each carries makes the
+// replica catch up first.)
+func (r *Replica) ReplyNow(to wire.NodeID, rep *wire.Reply) {
+	r.stamp(rep)
+	r.out = append(r.out, wire.Envelope{To: to, Msg: rep})
+}
+
 func (r *Replica) stamp(rep *wire.Reply) {
 	leader, term := r.log.Leader()
 	rep.Term, rep.Leader = term, wire.NodeID(leader)
