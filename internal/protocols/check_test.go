@@ -389,16 +389,22 @@ func TestCheckedFaults(t *testing.T) {
 	case testing.Short() || raceDetector:
 		seeds = min(seeds, 20)
 	}
+	checkSeeds(t, *faultFirst, seeds, mutation{faults: true}, "under faults")
+}
+
+// checkSeeds runs seeds checked runs from first for every protocol at N = 3
+// and 5, requiring each history clean; what names the faults in the log.
+func checkSeeds(t *testing.T, first, seeds uint64, m mutation, what string) {
 	for _, name := range protocols.Names() {
 		for _, n := range []int{3, 5} {
 			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
 				start := time.Now()
-				for seed := *faultFirst; seed < *faultFirst+seeds; seed++ {
-					res := checkedRun(t, name, n, seed, mutation{faults: true})
+				for seed := first; seed < first+seeds; seed++ {
+					res := checkedRun(t, name, n, seed, m)
 					require.NoError(t, res.Err, "seed %d", seed)
 					require.True(t, res.Clean(), "seed %d (n=%d): %v\nfaults:\n%s", seed, n, res.Violations, res.faults)
 				}
-				t.Logf("%d seeds checked clean under faults in %v", seeds, time.Since(start).Round(time.Millisecond))
+				t.Logf("%d seeds checked clean %s in %v", seeds, what, time.Since(start).Round(time.Millisecond))
 			})
 		}
 	}
@@ -417,19 +423,7 @@ func TestCheckedPowerCuts(t *testing.T) {
 	case testing.Short() || raceDetector:
 		seeds = min(seeds, 10)
 	}
-	for _, name := range protocols.Names() {
-		for _, n := range []int{3, 5} {
-			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
-				start := time.Now()
-				for seed := *cutFirst; seed < *cutFirst+seeds; seed++ {
-					res := checkedRun(t, name, n, seed, mutation{faults: true, powerCuts: true})
-					require.NoError(t, res.Err, "seed %d", seed)
-					require.True(t, res.Clean(), "seed %d (n=%d): %v\nfaults:\n%s", seed, n, res.Violations, res.faults)
-				}
-				t.Logf("%d seeds checked clean under faults with power cuts in %v", seeds, time.Since(start).Round(time.Millisecond))
-			})
-		}
-	}
+	checkSeeds(t, *cutFirst, seeds, mutation{faults: true, powerCuts: true}, "under faults with power cuts")
 }
 
 // requireSeedClean replays one seed of the checked simulation under faults
