@@ -43,6 +43,7 @@ func (s *classStats) merge(o *classStats) {
 	s.failed += o.failed
 	for p, n := range o.paths {
 		s.paths[p] += n
+		s.pathSums[p] += o.pathSums[p]
 	}
 }
 

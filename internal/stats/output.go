@@ -47,12 +47,26 @@ func (r *Report) writeHeader(b *strings.Builder) {
 	fmt.Fprintf(b, "\nwindow %.1f s starting at +%.1f s | ops %d | failed %d | excluded %d\n",
 		r.WindowSeconds, r.WindowOffsetSeconds, r.Ops, r.Failed, r.Excluded)
 	if len(r.Paths) > 0 {
-		fmt.Fprintf(b, "paths: %s", joinCounts(r.Paths))
+		fmt.Fprintf(b, "paths: %s", joinPaths(r.Paths, r.PathMeanMs))
 		if len(r.SlowReasons) > 0 {
 			fmt.Fprintf(b, " | slow because: %s", joinCounts(r.SlowReasons))
 		}
 		b.WriteString("\n")
 	}
+}
+
+// joinPaths prints path counts, each with its mean latency when known:
+// "fast 3 (avg 1.20 ms), slow 1 (avg 4.00 ms)".
+func joinPaths(counts map[string]int64, means map[string]float64) string {
+	parts := make([]string, 0, len(counts))
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		part := fmt.Sprintf("%s %d", k, counts[k])
+		if mean, ok := means[k]; ok {
+			part += fmt.Sprintf(" (avg %.2f ms)", mean)
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // joinCounts prints a count map as "a 1, b 2" in key order.

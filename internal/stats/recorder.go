@@ -29,6 +29,9 @@ type classStats struct {
 	max    time.Duration
 	failed int64
 	paths  [numPaths]int64
+	// pathSums adds up the latencies of each path's completions, so a
+	// report can tell what each path costs.
+	pathSums [numPaths]time.Duration
 }
 
 // Recorder accumulates the results of one session or worker. It is not
@@ -139,6 +142,7 @@ func (s *classStats) add(latency time.Duration, path protocol.Path) (clamped boo
 		path = 0
 	}
 	s.paths[path]++
+	s.pathSums[path] += latency
 	return clamped
 }
 

@@ -41,6 +41,8 @@ type Report struct {
 	Weak   ClassSummary `json:"weak"`
 	// Paths counts completions by protocol.Path.String().
 	Paths map[string]int64 `json:"paths"`
+	// PathMeanMs is the mean latency of each path's completions, in ms.
+	PathMeanMs map[string]float64 `json:"path_mean_ms"`
 	// FastPathRatio is fast / (fast + slow) over strong operations;
 	// FastPathKnown is false, and the ratio 0, when no strong operation
 	// took either path.
@@ -126,6 +128,7 @@ func BuildReport(run Run, clients []ClientRecorder, cpu []CPUUsage, notes ...str
 		Strong:            all.Combined(Class.IsStrong),
 		Weak:              all.Combined(func(c Class) bool { return !c.IsStrong() }),
 		Paths:             pathCounts(all),
+		PathMeanMs:        pathMeans(all),
 		SlowReasons:       all.SlowReasons(),
 		CPU:               cpu,
 	}
@@ -188,6 +191,25 @@ func pathCounts(r *Recorder) map[string]int64 {
 				m[protocol.Path(p).String()] += n
 			}
 		}
+	}
+	return m
+}
+
+func pathMeans(r *Recorder) map[string]float64 {
+	counts := make(map[string]int64)
+	sums := make(map[string]time.Duration)
+	for _, c := range classes {
+		for p := range numPaths {
+			name := protocol.Path(p).String()
+			if n := r.PathCount(c, protocol.Path(p)); n > 0 {
+				counts[name] += n
+				sums[name] += r.PathLatency(c, protocol.Path(p))
+			}
+		}
+	}
+	m := make(map[string]float64, len(counts))
+	for name, n := range counts {
+		m[name] = float64(sums[name]) / float64(n) / float64(time.Millisecond)
 	}
 	return m
 }

@@ -112,7 +112,7 @@ func TestWriteTable(t *testing.T) {
 		"curp-ht | 3 replicas | 2 clients x 8 sessions | 5.0 ops/s | fast path 75.0% | cpu 500.0 µs/op | smoke",
 		lines[0])
 	require.Equal(t, "window 2.0 s starting at +1.0 s | ops 10 | failed 1 | excluded 2", lines[1])
-	require.Equal(t, "paths: fast 3, slow 1, weak 6 | slow because: conflict 1", lines[2])
+	require.Equal(t, "paths: fast 3 (avg 50.00 ms), slow 1 (avg 50.00 ms), weak 6 (avg 2.00 ms) | slow because: conflict 1", lines[2])
 	require.Regexp(t, `^  class\s+count\s+avg ms\s+p50 ms\s+p99 ms\s+p99.9 ms\s+max ms$`, lines[3])
 	require.Regexp(t, `^  strong-write\s+4\s+50.00\s+50.0\d\s+50.0\d\s+50.0\d\s+50.00$`, lines[4])
 	require.Regexp(t, `^  weak-read\s+6\s+2.00\s+2.00\s+2.00\s+2.00\s+2.00$`, lines[5])
@@ -144,4 +144,21 @@ func TestWriteJSON(t *testing.T) {
 	require.Equal(t, want.PerClient, got.PerClient)
 	require.True(t, want.Started.Equal(got.Started))
 	require.Equal(t, want.Notes, got.Notes)
+}
+
+// TestPathMeans: each path's mean latency is over that path's completions
+// only, across classes and across merged recorders.
+func TestPathMeans(t *testing.T) {
+	a, b := NewRecorder(t0), NewRecorder(t0)
+	a.Record(StrongRead, time.Millisecond, protocol.PathFast, t0.Add(time.Second))
+	a.Record(StrongWrite, 3*time.Millisecond, protocol.PathFast, t0.Add(time.Second))
+	a.Record(StrongRead, 9*time.Millisecond, protocol.PathSlow, t0.Add(time.Second))
+	b.Record(StrongRead, 5*time.Millisecond, protocol.PathFast, t0.Add(time.Second))
+	b.Record(WeakRead, 20*time.Millisecond, protocol.PathWeak, t0.Add(time.Second))
+	a.Merge(b)
+	r := BuildReport(Run{Protocol: "curp"}, []ClientRecorder{{Name: "c", Recorder: a}}, nil, "")
+	require.Equal(t, map[string]float64{"fast": 3, "slow": 9, "weak": 20}, r.PathMeanMs)
+	var out bytes.Buffer
+	require.NoError(t, r.WriteTable(&out))
+	require.Contains(t, out.String(), "paths: fast 3 (avg 3.00 ms), slow 1 (avg 9.00 ms), weak 1 (avg 20.00 ms)")
 }

@@ -114,6 +114,15 @@ func (r *Recorder) PathCount(c Class, p protocol.Path) int64 {
 	return r.classes[c].paths[p]
 }
 
+// PathLatency is the summed latency of the operations of class c in the
+// window that completed by path p.
+func (r *Recorder) PathLatency(c Class, p protocol.Path) time.Duration {
+	if int(p) >= numPaths {
+		return 0
+	}
+	return r.classes[c].pathSums[p]
+}
+
 // FastPathRatio is the share of strong operations that completed on the
 // fast path, among those that took the fast or the slow path. ok is false
 // when there were none, so callers never divide by zero.
