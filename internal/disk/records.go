@@ -48,9 +48,15 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 const frameHeader = 8
 
-// recordsChunk is how far ahead the witness log is preallocated: writes
-// inside the file's size change no metadata, so a data sync suffices.
-const recordsChunk = 16 << 20
+// recordsChunk is how far ahead of its frames the witness log is filled
+// with zeros. Space reserved with fallocate is "unwritten" to the file
+// system, and a data sync into a block of it also commits the block's
+// conversion to written: BenchmarkRecordsSync (2.5 KB frames, ext4) took
+// 132–136 µs and 66–69 µs of CPU a frame that way, and 97–98 µs and
+// 51–52 µs in zeros written ahead. The next sync flushes the zeros with
+// its frame, once a chunk. (etcd's WAL reserves its segments with
+// fallocate and keeps that cost.)
+const recordsChunk = 1 << 20
 
 // Records opens the data directory's witness log; Close closes it.
 func (d *Disk) Records() (*Records, error) {
@@ -114,14 +120,19 @@ func zeros(b []byte) bool {
 	return true
 }
 
-// reserve preallocates room for n more bytes.
+// reserve makes sure zeros are written for n more bytes past the frames.
 func (l *Records) reserve(n int64) error {
 	size := l.size.Load()
 	if size+n <= l.allocated {
 		return nil
 	}
-	l.allocated = (size+n)/recordsChunk*recordsChunk + recordsChunk
-	return fileutil.Preallocate(l.f, l.allocated, true)
+	to := (size+n)/recordsChunk*recordsChunk + recordsChunk
+	from := max(l.allocated, size)
+	if _, err := l.f.WriteAt(make([]byte, to-from), from); err != nil {
+		return fmt.Errorf("witness log %s: fill with zeros: %w", l.path, err)
+	}
+	l.allocated = to
+	return nil
 }
 
 // decodeFrame reads one frame and returns its records and length.

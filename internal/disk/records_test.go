@@ -194,3 +194,32 @@ func TestRecordsAppendWhileSyncing(t *testing.T) {
 		require.Equal(t, uint64(i+1), e.Op.ID.Seq)
 	}
 }
+
+// BenchmarkRecordsSync: one frame of records written and synced, as a
+// follower's witness does each round under load: at 130,000 operations a
+// second, half of them strong, and about 400 syncs a second, a frame holds
+// some 160 records, a few KB.
+func BenchmarkRecordsSync(b *testing.B) {
+	d, err := Open(Options{Dir: b.TempDir(), Fsync: true})
+	require.NoError(b, err)
+	defer d.Close()
+	l, err := d.Records()
+	require.NoError(b, err)
+	ops := make([]wire.Op, 160)
+	for i := range ops {
+		ops[i] = op(uint64(i), "")
+		if i%10 == 0 {
+			ops[i] = op(uint64(i), "a value of forty bytes, as the bench's..")
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		for i := range ops {
+			l.Append(&ops[i], 0)
+		}
+		if err := l.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(l.Bytes())/float64(b.N), "bytes/frame")
+}
