@@ -42,6 +42,7 @@ type configFlags struct {
 	threads      int
 	batchUs      int
 	flushUs      int
+	syncUs       int
 	verbose      bool
 	bench        bool
 	reqs         int
@@ -79,6 +80,7 @@ func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
 	fs.BoolVar(&f.fsync, "fsync", true, "sync the replicas' write-ahead logs before sending (off only for pure protocol benchmarks)")
 	fs.IntVar(&f.batchUs, "batch-delay", 0, "leader batching delay in µs (default 100)")
 	fs.IntVar(&f.flushUs, "flush-delay", 0, "per-connection write gathering delay in µs (default 0)")
+	fs.IntVar(&f.syncUs, "sync-delay", 0, "how long a replica's busy disk writer gathers rounds before its next sync, in µs (default 500)")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log protocol events to stderr")
 	if !bench {
 		return
@@ -128,6 +130,7 @@ func (f *configFlags) load(fs *pflag.FlagSet) (config.Config, error) {
 	set("tls-client-key", func() { cfg.TLS.ClientKey = f.tls.ClientKey })
 	set("batch-delay", func() { cfg.Raft.BatchDelayUs = f.batchUs })
 	set("flush-delay", func() { cfg.Network.FlushDelayUs = f.flushUs })
+	set("sync-delay", func() { cfg.Storage.SyncDelayUs = f.syncUs })
 	if f.bench {
 		b := &cfg.Bench
 		set("threads", func() { cfg.Clients.Threads = f.threads })

@@ -145,6 +145,7 @@ func newReplica(cfg *config.Config, self config.Replica, proto protocols.Protoco
 		},
 		Tick:       cfg.Raft.Tick(),
 		BatchDelay: cfg.Raft.BatchDelay(),
+		SyncDelay:  cfg.Storage.SyncDelay(),
 	})
 }
 

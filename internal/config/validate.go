@@ -146,6 +146,8 @@ func (c *Config) Validate() error {
 	ck.atLeast("raft.batch_delay_us", r.BatchDelayUs, 0)
 	ck.atLeast("raft.max_batch", r.MaxBatch, 1)
 
+	ck.atLeast("storage.sync_delay_us", c.Storage.SyncDelayUs, 0)
+
 	ck.atLeast("client.retry_ms", c.Client.RetryMs, 1)
 	if c.Client.TimeoutMs < c.Client.RetryMs {
 		ck.add("client.timeout_ms", "%d is less than client.retry_ms (%d)",

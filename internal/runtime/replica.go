@@ -29,6 +29,9 @@ type ReplicaConfig struct {
 	// BatchDelay is how long the first client request of a batch may wait
 	// for others before the batch is proposed; 0 proposes at once.
 	BatchDelay time.Duration
+	// SyncDelay is how long the writer waits before its next write when
+	// rounds queued up during the last one; 0 writes at once.
+	SyncDelay time.Duration
 }
 
 // Replica runs a replica core.
@@ -161,8 +164,18 @@ func (r *Replica) handle(rd protocol.Ready) {
 
 // writer does the queued rounds' writes, all that wait in one go (one
 // sync), and then delivers what waited for them.
+//
+// Rounds that queued up while a write was being done show a busy disk;
+// the writer then waits SyncDelay before the next write, so that more
+// rounds share its sync. A sync's kernel work is CPU the replicas
+// share: with three replicas on two cores, CURP-HT at --delay 0
+// --threads 8 --pendings 20 synced a fifth less often and gave 1.05x the
+// throughput at 500 µs (six rounds, five won; README, *How data is
+// kept*). An idle writer, whose last write had no company, writes at
+// once, so a lone operation pays nothing.
 func (r *Replica) writer(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
+	var wait *time.Timer
 	for {
 		b, ok := r.writes.Take()
 		if !ok {
@@ -182,6 +195,19 @@ func (r *Replica) writer(ctx context.Context, done chan<- struct{}) {
 		}
 		r.deliver(b.After)
 		r.writes.Done(b)
+		if r.cfg.SyncDelay > 0 && b.Write != nil && r.writes.Len() > 0 {
+			if wait == nil {
+				wait = time.NewTimer(r.cfg.SyncDelay)
+			} else {
+				wait.Reset(r.cfg.SyncDelay)
+			}
+			select {
+			case <-ctx.Done():
+				wait.Stop()
+				return
+			case <-wait.C:
+			}
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,11 +52,13 @@ type fakeCore struct {
 type gate struct {
 	started chan struct{}
 	open    chan struct{}
+	syncs   atomic.Int32
 }
 
 func newGate() *gate { return &gate{started: make(chan struct{}, 1), open: make(chan struct{})} }
 
 func (g *gate) Sync() error {
+	g.syncs.Add(1)
 	select {
 	case g.started <- struct{}{}:
 	default:
@@ -151,14 +154,36 @@ func (c *fakeCore) tickCount() int {
 
 func newFakeReplica(t *testing.T, core *fakeCore, batchDelay time.Duration) *runtime.Replica {
 	t.Helper()
-	r, err := runtime.NewReplica(runtime.ReplicaConfig{
-		Core:       core,
-		Transport:  transport.Config{Self: replicaID, Listen: "127.0.0.1:0"},
-		Tick:       5 * time.Millisecond,
-		BatchDelay: batchDelay,
-	})
+	return newFakeReplicaWith(t, core, runtime.ReplicaConfig{BatchDelay: batchDelay})
+}
+
+// newFakeReplicaWith runs core with cfg's delays.
+func newFakeReplicaWith(t *testing.T, core *fakeCore, cfg runtime.ReplicaConfig) *runtime.Replica {
+	t.Helper()
+	cfg.Core = core
+	cfg.Transport = transport.Config{Self: replicaID, Listen: "127.0.0.1:0"}
+	cfg.Tick = 5 * time.Millisecond
+	r, err := runtime.NewReplica(cfg)
 	require.NoError(t, err)
 	return r
+}
+
+// dialClient connects a client to r; its replies come on the channel. The
+// caller closes the client.
+func dialClient(t *testing.T, r *runtime.Replica) (*transport.Transport, <-chan *wire.Reply) {
+	t.Helper()
+	replies := make(chan *wire.Reply, 16)
+	cl, err := transport.New(transport.Config{
+		Self:  clientID,
+		Peers: map[wire.NodeID]transport.Peer{replicaID: {Addr: r.Transport().Addr().String()}},
+	}, func(_ wire.NodeID, m wire.Message) {
+		if rep, ok := m.(*wire.Reply); ok {
+			replies <- rep
+		}
+	})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return cl.Connected(replicaID) }, 2*time.Second, time.Millisecond)
+	return cl, replies
 }
 
 // run starts r and returns a function that stops it and waits for Run's
@@ -276,18 +301,8 @@ func TestSlowDiskDoesNotStopTheLoop(t *testing.T) {
 	r := newFakeReplica(t, core, 0)
 	stop := run(t, r)
 
-	replies := make(chan *wire.Reply, 1)
-	cl, err := transport.New(transport.Config{
-		Self:  clientID,
-		Peers: map[wire.NodeID]transport.Peer{replicaID: {Addr: r.Transport().Addr().String()}},
-	}, func(_ wire.NodeID, m wire.Message) {
-		if rep, ok := m.(*wire.Reply); ok {
-			replies <- rep
-		}
-	})
-	require.NoError(t, err)
+	cl, replies := dialClient(t, r)
 	defer cl.Close()
-	require.Eventually(t, func() bool { return cl.Connected(replicaID) }, 2*time.Second, time.Millisecond)
 
 	cl.Send(replicaID, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 7, Seq: 1}, Kind: wire.Put}})
 	select {
@@ -314,6 +329,60 @@ func TestSlowDiskDoesNotStopTheLoop(t *testing.T) {
 		defer core.mu.Unlock()
 		return core.fromSelf == 1
 	}, 2*time.Second, time.Millisecond, "the note to the replica itself did not reach its core")
+	require.NoError(t, stop())
+}
+
+// TestSyncDelayGathersRoundsOnlyUnderLoad: rounds that queued up behind a
+// write wait SyncDelay, and rounds that come meanwhile share their sync; a
+// write that finds the writer idle goes at once.
+func TestSyncDelayGathersRoundsOnlyUnderLoad(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const delay = 400 * time.Millisecond
+	core := &fakeCore{slowDisk: newGate()}
+	r := newFakeReplicaWith(t, core, runtime.ReplicaConfig{SyncDelay: delay})
+	stop := run(t, r)
+	cl, replies := dialClient(t, r)
+	defer cl.Close()
+	send := func(seq uint64) {
+		cl.Send(replicaID, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 7, Seq: seq}, Kind: wire.Put}})
+	}
+	next := func(within time.Duration) time.Time {
+		t.Helper()
+		select {
+		case <-replies:
+			return time.Now()
+		case <-time.After(within):
+			t.Fatalf("no reply within %v", within)
+			return time.Time{}
+		}
+	}
+
+	send(1)
+	select {
+	case <-core.slowDisk.started:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the first write never started")
+	}
+	send(2) // two rounds queue up behind the first write
+	time.Sleep(30 * time.Millisecond)
+	send(3)
+	time.Sleep(30 * time.Millisecond)
+	opened := time.Now()
+	close(core.slowDisk.open)
+	require.Less(t, next(2*time.Second).Sub(opened), delay/2, "the first write's reply waited")
+	time.Sleep(delay / 4)
+	send(4) // comes while the writer waits
+	for range 3 {
+		require.GreaterOrEqual(t, next(5*time.Second).Sub(opened), delay*3/4,
+			"rounds that queued behind a write did not wait for others")
+	}
+	require.EqualValues(t, 2, core.slowDisk.syncs.Load(), "the rounds that queued and the one that came meanwhile did not share one sync")
+
+	time.Sleep(delay / 4)
+	sent := time.Now()
+	send(5) // the writer is idle again
+	require.Less(t, next(2*time.Second).Sub(sent), delay/2, "a write on an idle writer waited")
+	require.EqualValues(t, 3, core.slowDisk.syncs.Load())
 	require.NoError(t, stop())
 }
 
