@@ -127,14 +127,13 @@ func BuildReport(run Run, clients []ClientRecorder, cpu []CPUUsage, notes ...str
 		All:               all.Total(),
 		Strong:            all.Combined(Class.IsStrong),
 		Weak:              all.Combined(func(c Class) bool { return !c.IsStrong() }),
-		Paths:             pathCounts(all),
-		PathMeanMs:        pathMeans(all),
 		SlowReasons:       all.SlowReasons(),
 		CPU:               cpu,
 	}
 	if from, _ := all.windowBounds(); from.After(all.start) {
 		r.WindowOffsetSeconds = from.Sub(all.start).Seconds()
 	}
+	r.Paths, r.PathMeanMs = pathStats(all)
 	r.FastPathRatio, r.FastPathKnown = all.FastPathRatio()
 	r.PerClient = make([]ClientSummary, 0, len(clients))
 	for _, c := range clients {
@@ -183,35 +182,25 @@ func classSummaries(r *Recorder) map[string]ClassSummary {
 	return m
 }
 
-func pathCounts(r *Recorder) map[string]int64 {
-	m := make(map[string]int64)
-	for _, c := range classes {
-		for p := range numPaths {
-			if n := r.PathCount(c, protocol.Path(p)); n > 0 {
-				m[protocol.Path(p).String()] += n
-			}
-		}
-	}
-	return m
-}
-
-func pathMeans(r *Recorder) map[string]float64 {
-	counts := make(map[string]int64)
+// pathStats counts the window's completions by path name, and gives each
+// path's mean latency in ms.
+func pathStats(r *Recorder) (counts map[string]int64, meanMs map[string]float64) {
+	counts = make(map[string]int64)
 	sums := make(map[string]time.Duration)
 	for _, c := range classes {
 		for p := range numPaths {
-			name := protocol.Path(p).String()
-			if n := r.PathCount(c, protocol.Path(p)); n > 0 {
-				counts[name] += n
-				sums[name] += r.PathLatency(c, protocol.Path(p))
+			path := protocol.Path(p)
+			if n := r.PathCount(c, path); n > 0 {
+				counts[path.String()] += n
+				sums[path.String()] += r.PathLatency(c, path)
 			}
 		}
 	}
-	m := make(map[string]float64, len(counts))
+	meanMs = make(map[string]float64, len(counts))
 	for name, n := range counts {
-		m[name] = float64(sums[name]) / float64(n) / float64(time.Millisecond)
+		meanMs[name] = float64(sums[name]) / float64(n) / float64(time.Millisecond)
 	}
-	return m
+	return counts, meanMs
 }
 
 func clientSummary(c ClientRecorder) ClientSummary {
