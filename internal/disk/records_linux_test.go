@@ -3,7 +3,6 @@ package disk
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -18,16 +17,8 @@ import (
 // file system does not answer it.
 func TestRecordsSyncIntoWrittenBlocks(t *testing.T) {
 	dir := t.TempDir()
-	d := open(t, dir, nil)
-	defer d.Close()
-	l, err := d.Records()
-	require.NoError(t, err)
-	for i := uint64(1); i <= 50; i++ {
-		o := op(i, "value-value")
-		l.Append(&o, 0)
-		require.NoError(t, l.Sync())
-	}
-	f, err := os.Open(filepath.Join(dir, "witness.log"))
+	path, end := writeRecords(t, dir)
+	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
 	extents, err := fileExtents(f)
@@ -38,7 +29,7 @@ func TestRecordsSyncIntoWrittenBlocks(t *testing.T) {
 	require.NotEmpty(t, extents, "a synced witness log has no blocks")
 	info, err := f.Stat()
 	require.NoError(t, err)
-	require.Greater(t, info.Size(), l.Bytes(), "no room was made ahead of the frames")
+	require.Greater(t, info.Size(), end, "no room was made ahead of the frames")
 	for _, e := range extents {
 		require.Zero(t, e.flags&fiemapExtentUnwritten,
 			"bytes %d–%d of the witness log are reserved but unwritten", e.logical, e.logical+e.length)

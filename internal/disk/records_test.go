@@ -93,7 +93,7 @@ func TestRecordsKeepLeadMarks(t *testing.T) {
 }
 
 // writeRecords syncs five one-record frames and returns the log's path
-// and where its frames end (the file is preallocated past that).
+// and where its frames end (zeros are written past that).
 func writeRecords(t *testing.T, dir string) (string, int64) {
 	d := open(t, dir, nil)
 	l, err := d.Records()

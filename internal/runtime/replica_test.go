@@ -259,18 +259,8 @@ func TestReplicaRunServesRequests(t *testing.T) {
 			r := newFakeReplica(t, core, tt.batchDelay)
 			run(t, r)
 
-			replies := make(chan *wire.Reply, 1)
-			cl, err := transport.New(transport.Config{
-				Self:  clientID,
-				Peers: map[wire.NodeID]transport.Peer{replicaID: {Addr: r.Transport().Addr().String()}},
-			}, func(_ wire.NodeID, m wire.Message) {
-				if rep, ok := m.(*wire.Reply); ok {
-					replies <- rep
-				}
-			})
-			require.NoError(t, err)
+			cl, replies := dialClient(t, r)
 			t.Cleanup(func() { cl.Close() })
-			require.Eventually(t, func() bool { return cl.Connected(replicaID) }, 2*time.Second, time.Millisecond)
 
 			req := &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 7, Seq: 1}, Kind: wire.Put, Value: []byte("v")}}
 			cl.Send(replicaID, req)
