@@ -146,6 +146,7 @@ var kept = []string{
 	"process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds",
 	"go_goroutines", "go_memstats_heap_alloc_bytes", "go_memstats_heap_inuse_bytes",
 	"go_memstats_heap_objects", "go_gc_duration_seconds",
+	"go_cpu_classes_gc_total_cpu_seconds_total", "go_cpu_classes_user_cpu_seconds_total",
 }
 
 // parseMetrics flattens the text exposition format into series values: a
