@@ -26,7 +26,8 @@ func (s *Store) Snapshot() []byte {
 // every replica at the same applied index it stalled the leader past its
 // election timeout.
 type Frozen struct {
-	data       map[uint64]Version
+	data       map[uint64]entry
+	chunks     [][]byte
 	sessions   map[uint64]session
 	applied    uint64
 	clock      uint64
@@ -42,12 +43,12 @@ func (s *Store) Freeze() *Frozen {
 	if s.frozen != nil {
 		panic("kvstore: Freeze while the last frozen view is being encoded")
 	}
-	f := &Frozen{data: s.data, sessions: make(map[uint64]session, len(s.sessions)),
-		applied: s.applied, clock: s.clock, valueBytes: s.valueBytes}
+	f := &Frozen{data: s.data, chunks: s.vals.view(), sessions: make(map[uint64]session, len(s.sessions)),
+		applied: s.applied, clock: s.clock, valueBytes: s.vals.live}
 	for id, ss := range s.sessions {
 		f.sessions[id] = session{floor: ss.floor, results: maps.Clone(ss.results), active: ss.active}
 	}
-	s.frozen, s.overlay = f, make(map[uint64]Version)
+	s.frozen, s.overlay = f, make(map[uint64]entry)
 	return f
 }
 
@@ -110,11 +111,11 @@ func (f *Frozen) encode(b []byte, flush func([]byte) ([]byte, error)) ([]byte, e
 	b = binary.AppendUvarint(b, f.applied)
 	b = binary.AppendUvarint(b, f.clock)
 	b = binary.AppendUvarint(b, uint64(len(f.data)))
-	for k, v := range f.data {
+	for k, e := range f.data {
 		b = binary.AppendUvarint(b, k)
-		b = binary.AppendUvarint(b, v.Slot)
-		b = binary.AppendUvarint(b, uint64(len(v.Value)))
-		b = append(b, v.Value...)
+		b = binary.AppendUvarint(b, e.slot)
+		b = binary.AppendUvarint(b, uint64(e.n))
+		b = append(b, bytesAt(f.chunks[e.chunk], e)...)
 		if full() {
 			if b, err = flush(b); err != nil {
 				return b, err
@@ -187,11 +188,10 @@ func restore(b []byte, clocked bool) (*Store, error) {
 	}
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		k, slot := r.uvarint(), r.uvarint()
-		v := r.bytes()
-		s.data[k] = Version{Value: v, Slot: slot}
+		v := r.alias()
+		s.data[k] = s.vals.put(k, slot, v)
 		s.keys++
 		s.digest ^= entryHash(k, v)
-		s.valueBytes += len(v)
 	}
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		id := r.uvarint()
@@ -239,12 +239,21 @@ func (r *reader) count() uint64 {
 	return n
 }
 
+// bytes returns a copy of a length-prefixed byte string.
 func (r *reader) bytes() []byte {
+	if v := r.alias(); len(v) > 0 {
+		return append([]byte(nil), v...)
+	}
+	return nil
+}
+
+// alias returns a length-prefixed byte string aliasing the snapshot.
+func (r *reader) alias() []byte {
 	n := r.count()
 	if r.err != nil || n == 0 {
 		return nil
 	}
-	v := append([]byte(nil), r.b[:n]...)
+	v := r.b[:n:n]
 	r.b = r.b[n:]
 	return v
 }

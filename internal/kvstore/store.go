@@ -28,11 +28,13 @@ type session struct {
 // a protocol core owns it. Only a Frozen view of it (see Freeze) may be
 // read by another goroutine.
 type Store struct {
-	data map[uint64]Version
+	// data indexes the values in vals by key.
+	data map[uint64]entry
 	// overlay takes the writes while data is frozen for a snapshot being
 	// encoded; nil otherwise.
-	overlay  map[uint64]Version
+	overlay  map[uint64]entry
 	frozen   *Frozen
+	vals     values
 	keys     int
 	sessions map[uint64]*session
 	applied  uint64
@@ -42,18 +44,15 @@ type Store struct {
 	digest uint64
 	// expired counts the sessions this store forgot since it was built.
 	expired uint64
-	// valueBytes sums the lengths of the values, so a snapshot knows its
-	// size without a pass over the map.
-	valueBytes int
 }
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{data: make(map[uint64]Version), sessions: make(map[uint64]*session)}
+	return &Store{data: make(map[uint64]entry), vals: newValues(), sessions: make(map[uint64]*session)}
 }
 
-// lookup returns the key's version, the overlay first.
-func (s *Store) lookup(key uint64) (Version, bool) {
+// lookup returns where the key's value lives, the overlay first.
+func (s *Store) lookup(key uint64) (entry, bool) {
 	if s.overlay != nil {
 		if v, ok := s.overlay[key]; ok {
 			return v, true
@@ -67,7 +66,10 @@ func (s *Store) lookup(key uint64) (Version, bool) {
 func (s *Store) Applied() uint64 { return s.applied }
 
 // Read returns the key's applied version.
-func (s *Store) Read(key uint64) (Version, bool) { return s.lookup(key) }
+func (s *Store) Read(key uint64) (Version, bool) {
+	e, ok := s.lookup(key)
+	return Version{Value: s.vals.get(e), Slot: e.slot}, ok
+}
 
 // Outcome says what the session table knows of an operation.
 type Outcome uint8
@@ -165,26 +167,47 @@ func (s *Store) Expired() uint64 { return s.expired }
 func (s *Store) Clock() uint64 { return s.clock }
 
 func (s *Store) execute(slot uint64, op *wire.Op) Result {
-	if op.Kind.IsWrite() {
-		old, had := s.lookup(op.Key)
-		if had {
-			s.digest ^= entryHash(op.Key, old.Value)
-			s.valueBytes -= len(old.Value)
-		} else {
-			s.keys++
-		}
-		v := Version{Value: op.Value, Slot: slot}
-		if s.overlay != nil {
-			s.overlay[op.Key] = v
-		} else {
-			s.data[op.Key] = v
-		}
-		s.digest ^= entryHash(op.Key, op.Value)
-		s.valueBytes += len(op.Value)
-		return Result{Slot: slot}
+	if !op.Kind.IsWrite() {
+		v, ok := s.Read(op.Key)
+		return Result{Found: ok, Value: v.Value, Slot: slot}
 	}
-	v, ok := s.lookup(op.Key)
-	return Result{Found: ok, Value: v.Value, Slot: slot}
+	old, had := s.lookup(op.Key)
+	if had {
+		s.digest ^= entryHash(op.Key, s.vals.get(old))
+		s.vals.overwritten(old)
+	} else {
+		s.keys++
+	}
+	e := s.vals.put(op.Key, slot, op.Value)
+	if s.overlay != nil {
+		s.overlay[op.Key] = e
+	} else {
+		s.data[op.Key] = e
+		if s.vals.wasteful() {
+			s.reclaim()
+		}
+	}
+	s.digest ^= entryHash(op.Key, op.Value)
+	return Result{Slot: slot}
+}
+
+// reclaim moves the current values out of the chunk that holds the fewest
+// and drops it. It changes entries in data, so it never runs while data is
+// frozen.
+func (s *Store) reclaim() {
+	id := s.vals.emptiest()
+	if id == s.vals.open {
+		return
+	}
+	for _, k := range s.vals.chunks[id].keys {
+		e := s.data[k]
+		if e.chunk != id || e.n == 0 {
+			continue // overwritten since, or moved already
+		}
+		s.data[k] = s.vals.put(k, e.slot, s.vals.get(e))
+		s.vals.overwritten(e)
+	}
+	s.vals.drop(id)
 }
 
 func (s *Store) session(id uint64) *session {
