@@ -27,6 +27,7 @@ func newBenchCmd() *cobra.Command {
 		check    bool
 		useTLS   bool
 		nemesis  string
+		probe    bool
 	)
 	flags.protocolList = true
 	cmd := &cobra.Command{
@@ -73,7 +74,7 @@ within 100 ms).`,
 			dir := filepath.Join(out, time.Now().Format("20060102-150405"))
 			r := benchRun{cmd: cmd, cfg: cfg, names: names, sweep: sw, dir: dir, external: external,
 				quiet: quiet, plots: !noPlots, logger: flags.logger(), crash: crash, check: check, tls: useTLS,
-				nemesis: nem}
+				nemesis: nem, machineProbe: probe}
 			return r.run(ctx)
 		},
 	}
@@ -86,6 +87,8 @@ within 100 ms).`,
 	kills.register(cmd)
 	cmd.Flags().BoolVar(&useTLS, "tls", false, "run every link over mutual TLS, with certificates generated for the run")
 	cmd.Flags().BoolVar(&check, "check", false, "record every operation and check the history for consistency violations")
+	cmd.Flags().BoolVar(&probe, "machine-probe", false, "measure the machine's own memory and core speed beside each run, at the lowest priority, "+
+		"and show them per interval in the over-time section: tells a run that slowed from a machine that did")
 	cmd.Flags().StringVar(&nemesis, "nemesis", "", "inject faults through each run, drawn from --seed: a list of "+
 		strings.Join(bench.NemesisKinds, ",")+"; reports unavailability per fault and plots throughput over time")
 	return cmd

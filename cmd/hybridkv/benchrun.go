@@ -39,6 +39,8 @@ type benchRun struct {
 	check bool
 	// nemesis, when set, injects faults through every run.
 	nemesis *bench.Nemesis
+	// machineProbe measures the machine's own speed beside every run.
+	machineProbe bool
 	// violations counts runs whose check failed.
 	violations int
 }
@@ -154,10 +156,16 @@ func (r *benchRun) one(ctx context.Context, cfg config.Config, label string) (*s
 		opts.HistoryPath = stem + ".history"
 	}
 	opts.MetricsCSV = stem + "-metrics.csv"
-	if !r.external {
-		var err error
-		if opts.Binary, err = os.Executable(); err != nil {
+	if !r.external || r.machineProbe {
+		self, err := os.Executable()
+		if err != nil {
 			return nil, err
+		}
+		if !r.external {
+			opts.Binary = self
+		}
+		if r.machineProbe {
+			opts.ProbeBinary = self
 		}
 	}
 	if !r.quiet {

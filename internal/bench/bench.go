@@ -51,6 +51,10 @@ type Options struct {
 	// by the run only) and reports what each cost; the run fails if a
 	// fault could not be injected or healed.
 	Nemesis *Nemesis
+	// ProbeBinary, when set, runs that hybridkv executable's machine probe
+	// beside the measured run, at the lowest priority, and adds the
+	// machine's memory and core speed to the over-time section.
+	ProbeBinary string
 }
 
 // Run runs one benchmark and returns its report, and with HistoryPath set
@@ -101,13 +105,26 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 		start = r.restartClock()
 	}
 	scr := r.startScraping()
-	report, err := r.measure(ctx)
+	mp, err := r.startProbe(ctx)
 	if err != nil {
 		scr.stop()
 		return nil, nil, err
 	}
-	if err := r.overTime(scr, report); err != nil {
+	report, err := r.measure(ctx)
+	machine, probeErr := mp.stop()
+	if err != nil {
+		scr.stop()
 		return nil, nil, err
+	}
+	if probeErr != nil {
+		scr.stop()
+		return nil, nil, probeErr
+	}
+	if err := r.overTime(scr, report, machine.machineSamples()); err != nil {
+		return nil, nil, err
+	}
+	if machine != nil {
+		report.Notes = append(report.Notes, machine.note())
 	}
 	if preloaded != "" {
 		report.Notes = append(report.Notes, preloaded)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/hybridkv/hybridkv/internal/probe"
 	"github.com/hybridkv/hybridkv/internal/stats"
 )
 
@@ -35,9 +36,10 @@ func intervalFor(seconds float64) float64 {
 	return 10
 }
 
-// summarizeOverTime turns the scrape rounds and the clients' per-second
-// completions into the report's over-time section; nil without rounds.
-func summarizeOverTime(rounds []round, perSecond []float64) *stats.OverTime {
+// summarizeOverTime turns the scrape rounds, the clients' per-second
+// completions and the machine probe's samples (if it ran) into the
+// report's over-time section; nil without rounds.
+func summarizeOverTime(rounds []round, perSecond []float64, machine []probe.Sample) *stats.OverTime {
 	if len(rounds) == 0 {
 		return nil
 	}
@@ -51,6 +53,11 @@ func summarizeOverTime(rounds []round, perSecond []float64) *stats.OverTime {
 			RSSMB:      make(map[uint64][]stats.Point),
 		},
 	}
+	for _, m := range machine {
+		if load, _ := probe.Speeds([]probe.Sample{m}); load > 0 {
+			o.Series.MachineLoadNs = append(o.Series.MachineLoadNs, stats.Point{Seconds: m.Seconds, Value: load})
+		}
+	}
 	for _, rd := range rounds {
 		o.ScrapeErrors += rd.Errors
 		for id, vals := range rd.Values {
@@ -62,6 +69,7 @@ func summarizeOverTime(rounds []round, perSecond []float64) *stats.OverTime {
 	for from := 0.0; from < total; from += o.IntervalSeconds {
 		in := interval(from, min(from+o.IntervalSeconds, total), o.Series)
 		in.CPUMicrosPerOp, in.SyncMillis = costs(rounds, in)
+		in.LoadNanos, in.StepNanos = probe.Speeds(samplesIn(machine, in))
 		o.Intervals = append(o.Intervals, in)
 	}
 	for _, id := range slices.Sorted(maps.Keys(o.Series.RSSMB)) {
@@ -70,6 +78,17 @@ func summarizeOverTime(rounds []round, perSecond []float64) *stats.OverTime {
 	o.LeaderChanges = leaderChanges(rounds)
 	o.TermStart, o.TermEnd = highest(rounds, seriesTerm, true), highest(rounds, seriesTerm, false)
 	return o
+}
+
+// samplesIn is the probe's samples that ended inside the interval.
+func samplesIn(machine []probe.Sample, in stats.Interval) []probe.Sample {
+	var inside []probe.Sample
+	for _, s := range machine {
+		if s.Seconds >= in.FromSeconds && s.Seconds < in.ToSeconds {
+			inside = append(inside, s)
+		}
+	}
+	return inside
 }
 
 // followerLags is, per replica, its apply lag at each round it followed

@@ -2,9 +2,11 @@ package bench
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hybridkv/hybridkv/internal/probe"
 	"github.com/hybridkv/hybridkv/internal/stats"
 )
 
@@ -47,7 +49,7 @@ func TestSummarizeOverTime(t *testing.T) {
 		}
 		rounds = append(rounds, rd)
 	}
-	o := summarizeOverTime(rounds, perSecond)
+	o := summarizeOverTime(rounds, perSecond, nil)
 	require.Equal(t, 10.0, o.IntervalSeconds)
 	require.Equal(t, 25, o.Scrapes)
 	require.Equal(t, 1, o.ScrapeErrors)
@@ -85,11 +87,11 @@ func TestSummarizeOverTimeLongRun(t *testing.T) {
 			1: replicaValues(true, 2, 10, 10, 1, float64(s)),
 		}})
 	}
-	o := summarizeOverTime(rounds, make([]float64, 301))
+	o := summarizeOverTime(rounds, make([]float64, 301), nil)
 	require.Equal(t, 60.0, o.IntervalSeconds, "a row per minute past two minutes")
 	require.Len(t, o.Intervals, 6)
 	require.Equal(t, []stats.ReplicaMemory{{Replica: 1, StartMB: 0, Minute2MB: 120, Minute2Known: true, EndMB: 298}}, o.Memory)
-	require.Nil(t, summarizeOverTime(nil, nil))
+	require.Nil(t, summarizeOverTime(nil, nil, nil))
 }
 
 // TestOverTimeCosts: two replicas scraped every second for 20 s while the
@@ -111,7 +113,7 @@ func TestOverTimeCosts(t *testing.T) {
 			2: {seriesCPU: 1.0 * since, seriesSyncSum: 0.3 * since, seriesSyncCount: 100 * since},
 		}})
 	}
-	o := summarizeOverTime(rounds, perSecond)
+	o := summarizeOverTime(rounds, perSecond, nil)
 	require.Len(t, o.Intervals, 2)
 	for _, in := range o.Intervals {
 		require.InDelta(t, 1500, in.CPUMicrosPerOp, 1e-6, "1.5 cores over 1,000 ops/s, from %g s: the restart's step is left out", in.FromSeconds)
@@ -126,7 +128,32 @@ func TestOverTimeCosts(t *testing.T) {
 		{Seconds: 0, Values: map[uint64]map[string]float64{1: {seriesCPU: 1, seriesSyncCount: 0, seriesSyncSum: 0}}},
 		{Seconds: 1, Values: map[uint64]map[string]float64{1: {seriesCPU: 2, seriesSyncCount: 0, seriesSyncSum: 0}}},
 	}
-	o = summarizeOverTime(quiet, []float64{0, 0})
+	o = summarizeOverTime(quiet, []float64{0, 0}, nil)
 	require.Zero(t, o.Intervals[0].CPUMicrosPerOp)
 	require.Zero(t, o.Intervals[0].SyncMillis)
+}
+
+// TestOverTimeMachineProbe: each interval gets the probe's speeds from the
+// samples that ended inside it, weighted by the work each sample did, not
+// averaged per sample; an interval with no sample has none.
+func TestOverTimeMachineProbe(t *testing.T) {
+	var rounds []round
+	for s := range 30 {
+		rounds = append(rounds, round{Seconds: float64(s), Values: map[uint64]map[string]float64{1: {seriesCPU: float64(s)}}})
+	}
+	machine := []probe.Sample{
+		{Seconds: 1.2, Loads: 1000, LoadCPU: 200 * time.Microsecond, Steps: 10000, StepsCPU: 20 * time.Microsecond},
+		{Seconds: 9.9, Loads: 3000, LoadCPU: 1200 * time.Microsecond, Steps: 10000, StepsCPU: 40 * time.Microsecond},
+		{Seconds: 10, Loads: 1000, LoadCPU: 100 * time.Microsecond, Steps: 1000, StepsCPU: 2 * time.Microsecond},
+	}
+	o := summarizeOverTime(rounds, make([]float64, 30), machine)
+	require.Len(t, o.Intervals, 3)
+	require.InDelta(t, 350, o.Intervals[0].LoadNanos, 1e-9, "1.4 ms over 4,000 loads")
+	require.InDelta(t, 3, o.Intervals[0].StepNanos, 1e-9, "60 µs over 20,000 steps")
+	require.InDelta(t, 100, o.Intervals[1].LoadNanos, 1e-9, "a sample ending at 10 s belongs to [10, 20)")
+	require.InDelta(t, 2, o.Intervals[1].StepNanos, 1e-9)
+	require.Zero(t, o.Intervals[2].LoadNanos)
+	require.Zero(t, o.Intervals[2].StepNanos)
+	require.Equal(t, []stats.Point{{Seconds: 1.2, Value: 200}, {Seconds: 9.9, Value: 400}, {Seconds: 10, Value: 100}},
+		o.Series.MachineLoadNs, "the plot's series: each sample's own ns per load")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/hybridkv/hybridkv/internal/probe"
 	"github.com/hybridkv/hybridkv/internal/stats"
 )
 
@@ -200,8 +201,10 @@ func formatLabels(ls []*dto.LabelPair) string {
 
 // writeSeriesCSV writes every scraped value, one per row: seconds since
 // the run's start, replica ID, series and value, in time, replica and
-// series order.
-func writeSeriesCSV(w io.Writer, rounds []round) error {
+// series order; then the machine probe's samples, if it ran, under
+// "probe": its nanoseconds of CPU time per load and per arithmetic step
+// over each sample, and the loads the sample counts.
+func writeSeriesCSV(w io.Writer, rounds []round, machine []probe.Sample) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"seconds", "replica", "metric", "value"}); err != nil {
 		return err
@@ -216,6 +219,19 @@ func writeSeriesCSV(w io.Writer, rounds []round) error {
 				if err := cw.Write([]string{t, rid, name, v}); err != nil {
 					return err
 				}
+			}
+		}
+	}
+	for _, m := range machine {
+		t := strconv.FormatFloat(m.Seconds, 'f', 3, 64)
+		load, step := probe.Speeds([]probe.Sample{m})
+		for _, row := range [][2]string{
+			{"probe_load_ns", strconv.FormatFloat(load, 'f', 2, 64)},
+			{"probe_step_ns", strconv.FormatFloat(step, 'f', 4, 64)},
+			{"probe_loads", strconv.FormatInt(m.Loads, 10)},
+		} {
+			if err := cw.Write([]string{t, "probe", row[0], row[1]}); err != nil {
+				return err
 			}
 		}
 	}
@@ -242,13 +258,17 @@ func (r *run) startScraping() *scraper {
 
 // overTime stops the scraping, adds the over-time section to the report
 // and writes the scraped series if asked.
-func (r *run) overTime(s *scraper, report *stats.Report) error {
+func (r *run) overTime(s *scraper, report *stats.Report, machine []probe.Sample) error {
 	if s == nil {
 		report.Notes = append(report.Notes, "replica metrics were not scraped: an external cluster's debug addresses are unknown")
+		if load, step := probe.Speeds(machine); load > 0 {
+			report.Notes = append(report.Notes, fmt.Sprintf(
+				"machine probe over the run: %.1f ns per dependent load from memory, %.3f ns per arithmetic step", load, step))
+		}
 		return nil
 	}
 	rounds := s.stop()
-	report.OverTime = summarizeOverTime(rounds, report.PerSecond)
+	report.OverTime = summarizeOverTime(rounds, report.PerSecond, machine)
 	if r.opts.MetricsCSV == "" {
 		return nil
 	}
@@ -256,7 +276,7 @@ func (r *run) overTime(s *scraper, report *stats.Report) error {
 	if err != nil {
 		return err
 	}
-	if err := writeSeriesCSV(f, rounds); err != nil {
+	if err := writeSeriesCSV(f, rounds, machine); err != nil {
 		f.Close()
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/probe"
 )
 
 // exposition is a replica's /metrics body as the debug server writes it,
@@ -93,7 +95,7 @@ func TestScraper(t *testing.T) {
 	}
 
 	var buf bytes.Buffer
-	require.NoError(t, writeSeriesCSV(&buf, rounds[:2]))
+	require.NoError(t, writeSeriesCSV(&buf, rounds[:2], nil))
 	rows, err := csv.NewReader(&buf).ReadAll()
 	require.NoError(t, err)
 	require.Equal(t, []string{"seconds", "replica", "metric", "value"}, rows[0])
@@ -101,6 +103,18 @@ func TestScraper(t *testing.T) {
 	require.Equal(t, []string{"1", "hybridkv_disk_fsync_duration_seconds_count", "4"}, rows[1][1:])
 	require.Equal(t, []string{"1", `hybridkv_transport_sent_bytes_total{peer="2"}`, "100"}, rows[4][1:])
 	require.Equal(t, "2", rows[1+6+2][3], "the second round's commit index")
+
+	buf.Reset()
+	machine := []probe.Sample{{Seconds: 1.5, Loads: 1000, LoadCPU: 250 * time.Microsecond, Steps: 4000, StepsCPU: 7 * time.Microsecond}}
+	require.NoError(t, writeSeriesCSV(&buf, rounds[:1], machine))
+	rows, err = csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 1+6+3, "the probe's rows follow the rounds'")
+	require.Equal(t, [][]string{
+		{"1.500", "probe", "probe_load_ns", "250.00"},
+		{"1.500", "probe", "probe_step_ns", "1.7500"},
+		{"1.500", "probe", "probe_loads", "1000"},
+	}, rows[7:])
 }
 
 func TestNilScraper(t *testing.T) {

@@ -45,6 +45,12 @@ type Interval struct {
 	// SyncMillis is the replicas' mean raft log save (write and fsync)
 	// in the interval; zero when none synced.
 	SyncMillis float64 `json:"sync_ms,omitempty"`
+	// LoadNanos and StepNanos are the machine probe's CPU time per
+	// dependent memory load and per arithmetic step in the interval (see
+	// internal/probe): the machine's own speed, higher when it is slower;
+	// zero when no probe ran.
+	LoadNanos float64 `json:"probe_load_ns,omitempty"`
+	StepNanos float64 `json:"probe_step_ns,omitempty"`
 	// Lag has one entry per replica that followed during the interval.
 	Lag []FollowerLag `json:"lag,omitempty"`
 }
@@ -77,6 +83,9 @@ type Series struct {
 	// RSSMB each replica's resident set at every scrape it answered.
 	Lag   map[uint64][]Point
 	RSSMB map[uint64][]Point
+	// MachineLoadNs is the machine probe's CPU time per dependent load
+	// from memory in each of its samples; empty when no probe ran.
+	MachineLoadNs []Point
 }
 
 // Point is one sample: Seconds after the run's start, and its value.
@@ -105,6 +114,7 @@ func (r *Report) writeOverTime(b *strings.Builder) {
 	slices.Sort(followers)
 	cpu := slices.ContainsFunc(o.Intervals, func(in Interval) bool { return in.CPUMicrosPerOp > 0 })
 	sync := slices.ContainsFunc(o.Intervals, func(in Interval) bool { return in.SyncMillis > 0 })
+	machine := slices.ContainsFunc(o.Intervals, func(in Interval) bool { return in.LoadNanos > 0 })
 	tw := newTable(b)
 	fmt.Fprintf(tw, "%-9s\tops/s\tvs first\t", "seconds")
 	if cpu {
@@ -112,6 +122,9 @@ func (r *Report) writeOverTime(b *strings.Builder) {
 	}
 	if sync {
 		fmt.Fprint(tw, "sync ms\t")
+	}
+	if machine {
+		fmt.Fprint(tw, "load ns\tstep ns\t")
 	}
 	for _, id := range followers {
 		fmt.Fprintf(tw, "r%d lag p99/max\t", id)
@@ -131,6 +144,9 @@ func (r *Report) writeOverTime(b *strings.Builder) {
 		if sync {
 			fmt.Fprintf(tw, "%s\t", orDash(in.SyncMillis, "%.2f"))
 		}
+		if machine {
+			fmt.Fprintf(tw, "%s\t%s\t", orDash(in.LoadNanos, "%.1f"), orDash(in.StepNanos, "%.3f"))
+		}
 		for _, id := range followers {
 			cell := "-"
 			for _, l := range in.Lag {
@@ -143,6 +159,9 @@ func (r *Report) writeOverTime(b *strings.Builder) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if machine {
+		fmt.Fprintln(b, "load ns, step ns: the machine probe's CPU time per dependent load from memory and per arithmetic step, run beside the replicas at the lowest priority; higher is a slower machine")
+	}
 	parts := make([]string, len(o.Memory))
 	for i, m := range o.Memory {
 		min2 := "-"

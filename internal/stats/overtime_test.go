@@ -59,3 +59,26 @@ func TestWriteOverTimeCosts(t *testing.T) {
 	require.Regexp(t, `^  0-10\s+1234\s+-\s+12\.35\s+1\.50\s+-\s+12/13\s+40/41$`, lines[2])
 	require.Regexp(t, `^  10-15\s+100\s+-91\.9%\s+-\s+-\s+0/0\s+-\s+-$`, lines[3], "an interval without them shows dashes")
 }
+
+// TestWriteOverTimeMachine: intervals the machine probe measured get its
+// two speeds and the section says what they are; without a probe neither
+// the columns nor the legend appear (TestWriteOverTime).
+func TestWriteOverTimeMachine(t *testing.T) {
+	r := sampleReport()
+	r.OverTime = sampleOverTime()
+	r.OverTime.Intervals[0].LoadNanos, r.OverTime.Intervals[0].StepNanos = 243.21, 1.8234
+	var b bytes.Buffer
+	require.NoError(t, r.WriteTable(&b))
+	out := b.String()
+	lines := strings.Split(strings.TrimSpace(out[strings.Index(out, "over time"):]), "\n")
+	require.Regexp(t, `^  seconds\s+ops/s\s+vs first\s+load ns\s+step ns\s+r1 lag p99/max`, lines[1])
+	require.Regexp(t, `^  0-10\s+1234\s+-\s+243\.2\s+1\.823\s+-\s+12/13\s+40/41$`, lines[2])
+	require.Regexp(t, `^  10-15\s+100\s+-91\.9%\s+-\s+-\s+0/0\s+-\s+-$`, lines[3], "an interval the probe missed shows dashes")
+	require.True(t, strings.HasPrefix(lines[4], "load ns, step ns: the machine probe's CPU time"), lines[4])
+	require.True(t, strings.HasPrefix(lines[5], "rss MB"), lines[5])
+
+	var plain bytes.Buffer
+	r.OverTime = sampleOverTime()
+	require.NoError(t, r.WriteTable(&plain))
+	require.NotContains(t, plain.String(), "load ns")
+}

@@ -1,0 +1,58 @@
+package bench_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/bench"
+	"github.com/hybridkv/hybridkv/internal/config"
+)
+
+// TestMachineProbeBesideARun: a run with the machine probe reports its
+// speeds in every over-time interval it spanned, and the probe's process
+// is gone when the run returns.
+func TestMachineProbeBesideARun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	cfg := config.Default()
+	cfg.Protocol = "raft"
+	cfg.Network.OneWayMs = 1
+	cfg.Bench.WarmupS = 0.5
+	cfg.Bench.DurationS = 8
+	cfg.Bench.Pendings = 2
+	rep, _, err := bench.Run(context.Background(), bench.Options{
+		Config: cfg, Binary: binary, WorkDir: t.TempDir(), ProbeBinary: binary,
+	})
+	require.NoError(t, err)
+	require.NotNil(t, rep.OverTime)
+	// The probe needs about a second to lay out its buffer: the first
+	// interval (10 s long for so short a run) still gets samples.
+	first := rep.OverTime.Intervals[0]
+	require.Positive(t, first.LoadNanos, "%+v", rep.OverTime.Intervals)
+	require.Positive(t, first.StepNanos)
+	require.Greater(t, first.LoadNanos, first.StepNanos)
+	require.Empty(t, processesRunning(t, binary+"\x00probe"), "the probe outlived its run")
+	require.Regexp(t, `machine probe: \d+\.\d s of CPU over the \d+ s it ran \(\d+\.\d\d % of one core\), [1-9]\d* samples`,
+		strings.Join(rep.Notes, "\n"), "the report says what the probe cost")
+}
+
+// processesRunning lists the processes whose command line holds args
+// (NUL-separated, as /proc shows them).
+func processesRunning(t *testing.T, args string) []string {
+	cmdlines, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	require.NoError(t, err)
+	require.NotEmpty(t, cmdlines)
+	var found []string
+	for _, path := range cmdlines {
+		if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), args) {
+			found = append(found, path)
+		}
+	}
+	return found
+}
