@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
@@ -18,12 +19,19 @@ import (
 const (
 	overTimeW = 8 * vg.Inch
 	overTimeH = 9 * vg.Inch
+	// overTimeMachineH makes room for the machine probe's panel.
+	overTimeMachineH = 12 * vg.Inch
+	// machineBin is the span each point of the machine panel averages:
+	// single seconds of a few batches each are noisy.
+	machineBin = 10.0
 )
 
 // OverTime draws one run's timeline in three panels sharing the time axis:
 // the clients' throughput, each follower's apply lag, and each replica's
 // resident memory, so a run that slows down can be read against what grew
-// meanwhile. A replica keeps its colour in both replica panels.
+// meanwhile; and when the machine probe ran, a fourth with the machine's
+// memory latency, so a run that slowed with its machine shows it. A
+// replica keeps its colour in both replica panels.
 func OverTime(r *stats.Report, path string) error {
 	if r == nil || r.OverTime == nil || r.OverTime.Series == nil {
 		return errors.New("plot: the report has no timeline")
@@ -104,7 +112,36 @@ func OverTime(r *stats.Report, path string) error {
 		title += " (" + r.Label + ")"
 	}
 	layout := [][]*plot.Plot{{tput}, {lag}, {rss}}
-	return save(path, overTimeW, overTimeH, func(dc draw.Canvas) { drawGrid(dc, title, legend, layout) })
+	height := overTimeH
+	if len(tl.MachineLoadNs) > 0 {
+		machine := timePanel(fmt.Sprintf("Machine probe: CPU time per dependent load from memory, %g s means (higher: a slower machine)", machineBin), "ns", end)
+		means := binned(tl.MachineLoadNs, machineBin)
+		if _, err := addLine(machine, means, -1); err != nil {
+			return err
+		}
+		// Its moves are a tenth or two of its level: an axis from zero
+		// would flatten them.
+		machine.Y.Min = 0.8 * slices.MinFunc(means, func(a, b plotter.XY) int { return cmp.Compare(a.Y, b.Y) }).Y
+		layout, height = append(layout, []*plot.Plot{machine}), overTimeMachineH
+	}
+	return save(path, overTimeW, height, func(dc draw.Canvas) { drawGrid(dc, title, legend, layout) })
+}
+
+// binned averages points over consecutive spans of width seconds, each
+// drawn at its span's middle.
+func binned(pts []stats.Point, width float64) plotter.XYs {
+	sums := make(map[int]float64)
+	counts := make(map[int]int)
+	for _, p := range pts {
+		b := int(p.Seconds / width)
+		sums[b] += p.Value
+		counts[b]++
+	}
+	var xy plotter.XYs
+	for _, b := range slices.Sorted(maps.Keys(sums)) {
+		xy = append(xy, plotter.XY{X: (float64(b) + 0.5) * width, Y: sums[b] / float64(counts[b])})
+	}
+	return xy
 }
 
 // timePanel is a panel over the run's first end seconds with a linear y

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/hybridkv/hybridkv/internal/stats"
@@ -126,6 +127,7 @@ var figures = []struct {
 	{"cdfs", func(path string) error { return CDFs(comparison(), path) }, cdfsW, cdfsH},
 	{"sweep", func(path string) error { return Sweep(sweep(), path) }, sweepW, sweepH},
 	{"over-time", func(path string) error { return OverTime(overTime(), path) }, overTimeW, overTimeH},
+	{"over-time-machine", func(path string) error { return OverTime(overTimeWithMachine(), path) }, overTimeW, overTimeMachineH},
 	{"faults", func(path string) error { return Faults(faulted("curpht"), path) }, faultsW, faultsH},
 	{"recovery", func(path string) error {
 		return Recovery([]*stats.Report{faulted("curp"), faulted("curpht"), faulted("raft")}, path)
@@ -156,6 +158,21 @@ func TestFaultFiguresNeedATimeline(t *testing.T) {
 	require.Error(t, Recovery(nil, path))
 	_, err := os.Stat(path)
 	require.True(t, os.IsNotExist(err))
+}
+
+// overTimeWithMachine is overTime with the machine probe's samples: the
+// machine's memory slows as the throughput sags.
+func overTimeWithMachine() *stats.Report {
+	r := overTime()
+	for s := range 60 {
+		r.OverTime.Series.MachineLoadNs = append(r.OverTime.Series.MachineLoadNs, stats.Point{Seconds: float64(s) + 0.9, Value: 200 + float64(s)})
+	}
+	return r
+}
+
+func TestBinnedMeans(t *testing.T) {
+	xy := binned([]stats.Point{{Seconds: 1, Value: 10}, {Seconds: 9.9, Value: 20}, {Seconds: 10, Value: 40}, {Seconds: 35, Value: 1}}, 10)
+	require.Equal(t, plotter.XYs{{X: 5, Y: 15}, {X: 15, Y: 40}, {X: 35, Y: 1}}, xy, "a span without samples draws no point")
 }
 
 // overTime is a 60 s curpht run whose throughput sags while replica 3's
