@@ -32,10 +32,13 @@ func TestCycleVisitsEveryPosition(t *testing.T) {
 // parsing back to a positive amount of both kinds of work, and a
 // dependent load costs more than an arithmetic step.
 func TestRunReportsItsWork(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+	// Laying out the buffer takes a while under the race detector on a
+	// busy machine: the run ends after its third line, not at a set time.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	require.NoError(t, Run(ctx, Config{Interval: 100 * time.Millisecond, Words: 1 << 20}, &out))
+	w := &cancelAfterLines{w: &out, lines: 3, cancel: cancel}
+	require.NoError(t, Run(ctx, Config{Interval: 100 * time.Millisecond, Words: 1 << 20}, w))
 	var samples []Sample
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
@@ -76,4 +79,20 @@ func TestSpeeds(t *testing.T) {
 	load, step = Speeds(nil)
 	require.Zero(t, load)
 	require.Zero(t, step)
+}
+
+// cancelAfterLines passes writes on to w and cancels once it has seen
+// lines newlines.
+type cancelAfterLines struct {
+	w      *bytes.Buffer
+	lines  int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfterLines) Write(b []byte) (int, error) {
+	c.lines -= bytes.Count(b, []byte("\n"))
+	if c.lines <= 0 {
+		c.cancel()
+	}
+	return c.w.Write(b)
 }
