@@ -162,7 +162,9 @@ func Run(ctx context.Context, cfg Config, w io.Writer) error {
 			}
 		}
 	}
-	sink = uint64(at) ^ x
+	// The work's results are used, so the compiler cannot drop the work.
+	runtime.KeepAlive(at)
+	runtime.KeepAlive(x)
 	return nil
 }
 
@@ -174,10 +176,6 @@ func later(a, b time.Time) time.Time {
 	}
 	return b
 }
-
-// sink keeps the probe's results observable, so its work is not optimised
-// away.
-var sink uint64
 
 // cycle returns a random cyclic permutation of n positions (Sattolo's
 // algorithm): following next from any position visits every other one
