@@ -14,8 +14,9 @@ import (
 )
 
 // TestMachineProbeBesideARun: a run with the machine probe reports its
-// speeds in every over-time interval it spanned, and the probe's process
-// is gone when the run returns.
+// speeds in its over-time interval (one, 10 s long, for so short a run)
+// and what the probe cost, and the probe's process is gone when the run
+// returns.
 func TestMachineProbeBesideARun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
@@ -31,8 +32,8 @@ func TestMachineProbeBesideARun(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NotNil(t, rep.OverTime)
-	// The probe needs about a second to lay out its buffer: the first
-	// interval (10 s long for so short a run) still gets samples.
+	// The probe needs about a second to lay out its buffer; the interval
+	// still gets samples.
 	first := rep.OverTime.Intervals[0]
 	require.Positive(t, first.LoadNanos, "%+v", rep.OverTime.Intervals)
 	require.Positive(t, first.StepNanos)
