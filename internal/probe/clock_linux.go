@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -19,5 +18,5 @@ func threadCPU() (time.Duration, error) {
 // lowerThreadPriority gives the calling thread the lowest priority: on
 // Linux a nice value belongs to a thread, and 0 names the caller.
 func lowerThreadPriority() error {
-	return syscall.Setpriority(syscall.PRIO_PROCESS, 0, 19)
+	return unix.Setpriority(unix.PRIO_PROCESS, 0, 19)
 }

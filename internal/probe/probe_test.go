@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,8 +40,9 @@ func TestRunReportsItsWork(t *testing.T) {
 	var out bytes.Buffer
 	w := &cancelAfterLines{w: &out, lines: 3, cancel: cancel}
 	require.NoError(t, Run(ctx, Config{Interval: 100 * time.Millisecond, Words: 1 << 20}, w))
+	text := out.String()
 	var samples []Sample
-	sc := bufio.NewScanner(&out)
+	sc := bufio.NewScanner(strings.NewReader(text))
 	for sc.Scan() {
 		s, err := Parse(sc.Text())
 		require.NoError(t, err)
@@ -53,7 +55,7 @@ func TestRunReportsItsWork(t *testing.T) {
 		}
 		samples = append(samples, s)
 	}
-	require.GreaterOrEqual(t, len(samples), 3, "lines: %q", out.String())
+	require.GreaterOrEqual(t, len(samples), 3, "lines: %q", text)
 	load, step := Speeds(samples)
 	require.Greater(t, load, step, "a load that waits for the one before cannot be cheaper than a register step")
 }
