@@ -83,6 +83,9 @@ func (h handler) Restore(index uint64, data []byte) {
 	}
 	h.r.store = st
 	h.r.tail = index
+	if !broken.snapshotKeepsTicks {
+		h.r.followClock() // the snapshot's clock replaced the log's
+	}
 	h.r.proto.Restored()
 }
 

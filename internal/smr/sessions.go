@@ -55,10 +55,23 @@ func (r *Replica) logClock() {
 // of sessions active a moment before.
 func (r *Replica) applyClock(index uint64, c *wire.Clock) {
 	r.store.Tick(index, c.Now, c.ExpireAfter)
+	r.followClock()
+	r.maybeCompact()
+}
+
+// followClock sets the replica's ticks from the log's clock, as the store
+// now holds it: a follower's start again from it, a leader's catch up with
+// it. It runs whenever the store's clock may have moved: a clock entry
+// applied, or a snapshot installed in place of the store (a follower that
+// catches up from one applies none of the clock entries it covers), and a
+// store rebuilt on restart starts the ticks from its clock (see New).
+// Left counting its own ticks, a follower whose clock ran fast while it
+// was cut off, then caught up from a snapshot and elected, would jump the
+// log's clock past the expiry of sessions active a moment before.
+func (r *Replica) followClock() {
 	if r.log.IsLeader() {
 		r.ticks = max(r.ticks, r.store.Clock())
 	} else {
 		r.ticks = r.store.Clock()
 	}
-	r.maybeCompact()
 }
