@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/protocols"
+	"github.com/hybridkv/hybridkv/internal/smr"
 )
 
 // Run these with: go test -tags mutations -run Mutations ./internal/protocols/
@@ -32,6 +34,38 @@ func TestScenariosCatchMutations(t *testing.T) {
 			require.NotEmpty(t, got, "the scenario passed with %q", tc.mutation)
 			t.Logf("caught: %s", got)
 		})
+	}
+}
+
+// TestScenariosCatchSMRMutations: the scenario tests of fixes to the
+// replicated state machine every protocol shares fail, on every protocol,
+// when their bug is re-introduced.
+func TestScenariosCatchSMRMutations(t *testing.T) {
+	cases := []struct {
+		mutation, property string
+		scenario           func(t *testing.T, name string) []string
+	}{
+		{"snapshot-keeps-ticks", "X1", func(t *testing.T, name string) []string {
+			res := snapshotClockScenario(t, name)
+			require.NoError(t, res.Err)
+			var got []string
+			for _, v := range res.Violations {
+				got = append(got, v.String())
+			}
+			return got
+		}},
+	}
+	for _, tc := range cases {
+		for _, name := range protocols.Names() {
+			t.Run(fmt.Sprintf("%s/%s", tc.mutation, name), func(t *testing.T) {
+				require.NoError(t, smr.Break(tc.mutation))
+				defer smr.Repair()
+				got := tc.scenario(t, name)
+				require.NotEmpty(t, got, "the scenario passed with %q", tc.mutation)
+				require.Contains(t, got[0], tc.property)
+				t.Logf("caught: %s", got[0])
+			})
+		}
 	}
 }
 

@@ -14,13 +14,24 @@ import (
 	"github.com/hybridkv/hybridkv/internal/curpht"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/raftkv"
+	"github.com/hybridkv/hybridkv/internal/smr"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
 // ReplicaOptions are the tuning knobs shared by replica cores.
 type ReplicaOptions struct {
 	MaxBatch int
-	Logger   *slog.Logger
+	// CompactEvery, CompactKeep and MemoryKeep tune log compaction (see
+	// smr.Options); zero takes smr's defaults. Tests shrink them so that
+	// a lagging follower catches up from a snapshot.
+	CompactEvery, CompactKeep, MemoryKeep uint64
+	Logger                                *slog.Logger
+}
+
+// smr returns the options of the replicated state machine.
+func (o ReplicaOptions) smr() smr.Options {
+	return smr.Options{MaxBatch: o.MaxBatch, Logger: o.Logger,
+		CompactEvery: o.CompactEvery, CompactKeep: o.CompactKeep, MemoryKeep: o.MemoryKeep}
 }
 
 // ClientOptions configure a client core.
@@ -53,7 +64,7 @@ var all = []Protocol{
 	{
 		Name: "raft",
 		NewReplica: func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
-			return raftkv.NewReplica(cfg, o.MaxBatch, o.Logger)
+			return raftkv.NewReplica(cfg, o.smr())
 		},
 		NewClient: func(o ClientOptions) protocol.Client {
 			return raftkv.NewClient(o.Replicas, o.RetryTicks)
@@ -68,7 +79,8 @@ func curpFamily(name string, replica func() curp.Extension, client func(closest 
 	return Protocol{
 		Name: name,
 		NewReplica: func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
-			opts := curp.Options{MaxBatch: o.MaxBatch, Logger: o.Logger}
+			opts := curp.Options{MaxBatch: o.MaxBatch, Logger: o.Logger,
+				CompactEvery: o.CompactEvery, CompactKeep: o.CompactKeep, MemoryKeep: o.MemoryKeep}
 			if replica != nil {
 				opts.Extension = replica()
 			}

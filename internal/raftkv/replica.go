@@ -1,8 +1,6 @@
 package raftkv
 
 import (
-	"log/slog"
-
 	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/smr"
@@ -15,8 +13,8 @@ type Replica struct {
 }
 
 // NewReplica builds a Raft baseline replica core.
-func NewReplica(cfg protocol.ReplicaConfig, maxBatch int, logger *slog.Logger) (*Replica, error) {
-	base, err := smr.New(cfg, smr.Options{MaxBatch: maxBatch, Logger: logger})
+func NewReplica(cfg protocol.ReplicaConfig, opts smr.Options) (*Replica, error) {
+	base, err := smr.New(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
