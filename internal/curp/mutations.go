@@ -23,6 +23,9 @@ type mutationFlags struct {
 	// dropReplacedRecords: a replica's raft log entries that kept its
 	// records as leader are replaced without logging the records.
 	dropReplacedRecords bool
+	// voteTies: a new leader orders its replay by the witnesses' votes
+	// alone, a tie going to the first witness (see voteOrder).
+	voteTies bool
 	// repliesBeforeWrite: replies to strong writes, and reads that tell of
 	// pooled writes, go out before the round's write is durable too.
 	repliesBeforeWrite bool

@@ -5,7 +5,7 @@ package curp
 import "fmt"
 
 // Mutations names the bugs Break can re-introduce.
-var Mutations = []string{"any-term", "log-in-recovery", "replay-unordered", "trust-restarted", "drop-replaced-records", "replies-before-write"}
+var Mutations = []string{"any-term", "log-in-recovery", "replay-unordered", "trust-restarted", "drop-replaced-records", "replies-before-write", "vote-ties"}
 
 // Break re-introduces the named bug until Repair; for mutation tests.
 func Break(name string) error {
@@ -22,6 +22,8 @@ func Break(name string) error {
 		broken.dropReplacedRecords = true
 	case "replies-before-write":
 		broken.repliesBeforeWrite = true
+	case "vote-ties":
+		broken.voteTies = true
 	default:
 		return fmt.Errorf("curp: no mutation %q", name)
 	}

@@ -133,20 +133,17 @@ func (rec *recovery) maybeFinish(r *Replica) {
 		return
 	}
 	threshold := (f+1)/2 + 1
-	// Applied and logged operations are left out before the order is
-	// drawn, not after: they are in the log already, ahead of anything
-	// replayed, and where a witness recorded one late its position would
-	// only put the replay's order in doubt.
 	var lists [][]witness.Entry
 	for _, p := range r.Peers() {
 		if rec.runs[p].Complete {
-			lists = append(lists, slices.DeleteFunc(rec.replies[p], func(e witness.Entry) bool {
-				return r.Replica.Applied(e.Op.ID) || r.Logged(e.Op.ID)
-			}))
+			lists = append(lists, rec.replies[p])
 		}
 	}
+	// Applied and logged operations are not replayed: they are in the log
+	// already, ahead of anything replayed.
+	done := func(id wire.OpID) bool { return r.Replica.Applied(id) || r.Logged(id) }
 	r.recovery = nil
-	for _, e := range replayOrder(lists, threshold) {
+	for _, e := range replayOrder(lists, done, threshold, f/2) {
 		r.replay(&wire.Request{Op: e.Op, PrevWeak: e.PrevWeak})
 	}
 	// The leader's pool holds what it logged and has not applied, plus a

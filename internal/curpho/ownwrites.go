@@ -43,8 +43,15 @@ func readable(r *curp.Replica, req *wire.Request) bool {
 // leader logs each weak write after its predecessor, so everything before
 // an applied one is applied too).
 func sessionWritesHere(r *curp.Replica, req *wire.Request) bool {
-	for seq := req.PrevWeak; seq != 0; {
-		id := wire.OpID{Session: req.Op.ID.Session, Seq: seq}
+	return chainHere(r, req.Op.ID.Session, req.PrevWeak)
+}
+
+// chainHere reports whether this replica holds, pooled or applied, weak
+// write prev of session and every one before it, following the chain of
+// previous weak writes until one that is applied.
+func chainHere(r *curp.Replica, session, prev uint64) bool {
+	for seq := prev; seq != 0; {
+		id := wire.OpID{Session: session, Seq: seq}
 		if _, outcome := r.Store().Lookup(id); outcome != kvstore.Unknown {
 			return true
 		}

@@ -157,7 +157,7 @@ func (*Replica) Annotate(r *curp.Replica, op *wire.Op, rep *wire.Reply) {
 	}
 	if rep.Kind != wire.ReplySpeculative {
 		if dep := r.Pool().Latest(op.Key, isWeakWrite); dep != nil {
-			rep.ReadDep = dep.Op.ID
+			rep.ReadDep = witnessedDep(r, dep)
 		}
 		return
 	}
@@ -168,6 +168,22 @@ func (*Replica) Annotate(r *curp.Replica, op *wire.Op, rep *wire.Reply) {
 		rep.ReadDep = dep.Op.ID
 		rep.Found, rep.Value = true, dep.Op.Value
 	}
+}
+
+// witnessedDep is the read dependency a witness names for a read whose
+// latest pooled weak write on the key is dep. The leader logs dep only
+// after its session's earlier weak writes, so a new leader's replay can
+// log it only once it has them; a witness that lacks one of them (pooled
+// or applied) names no usable dependency, so the read cannot complete on
+// the fast path with it: were it to, a recovery from witnesses that lack
+// that earlier write would hold dep back for it and replay the read, which
+// returned dep's value, before dep. Its session's id with sequence 0 never
+// matches the leader's dependency, nor the absence of one.
+func witnessedDep(r *curp.Replica, dep *witness.Record) wire.OpID {
+	if !chainHere(r, dep.Op.ID.Session, dep.PrevWeak) {
+		return wire.OpID{Session: dep.Op.ID.Session}
+	}
+	return dep.Op.ID
 }
 
 // lastLogged returns, on the leader, the pooled weak write on key that its

@@ -1,0 +1,5 @@
+//go:build !race
+
+package curp
+
+const raceDetector = false
