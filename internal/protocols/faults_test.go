@@ -20,6 +20,10 @@ import (
 // replica's clock also runs at its own rate, so check-quorum and election
 // timers drift apart. One replica at most is down at a time, unless the
 // run also has power cuts (withPowerCuts): every replica crashes at once.
+// With a profile (swarm), the seed first draws which of these kinds it
+// uses and how hard, then its schedule, which adds client links slow or
+// lossy one way, long partitions caught up by snapshot, and layers of
+// several faults at once with up to f replicas down (see swarm_test.go).
 type nemesis struct {
 	s   *sim.Sim
 	rng *rand.Rand
