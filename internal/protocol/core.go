@@ -74,6 +74,11 @@ type ReplicaConfig struct {
 	// nothing before every replica forgets it (see the smr package);
 	// zero keeps every session for good.
 	SessionExpiryTicks int
+	// CompactEvery, CompactKeep and MemoryKeep, when not zero, replace
+	// the replica's log compaction thresholds (see the smr package's
+	// Options): the simulator sets small ones so that its short runs
+	// compact their logs and catch lagging followers up by snapshot.
+	CompactEvery, CompactKeep, MemoryKeep uint64
 }
 
 // Completion reports the end of one client operation.

@@ -12,6 +12,10 @@ type Metrics struct {
 	// LeaderChanges counts the times this replica learned of a leader (a
 	// new one, or the same one again after an election), since it started.
 	LeaderChanges uint64
+	// SnapshotsInstalled counts the snapshots from a leader this replica
+	// installed in place of its state, since it started: it lagged behind
+	// what the leader's log still held.
+	SnapshotsInstalled uint64
 	// LogFirst and LogLast bound the raft log entries held in memory
 	// (LogLast - LogFirst + 1 of them); compaction moves LogFirst up.
 	LogFirst, LogLast uint64

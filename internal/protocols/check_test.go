@@ -23,12 +23,13 @@ import (
 
 var (
 	long        = flag.Bool("long", false, "run thousands of checked simulation seeds")
-	faultSeeds  = flag.Int("fault-seeds", 200, "seeds per protocol and size for TestCheckedFaults")
+	faultSeeds  = flag.Int("fault-seeds", 150, "seeds per protocol and size for TestCheckedFaults")
 	faultKeys   = flag.Int("fault-keys", 0, "keys of TestCheckedFaults's workload (0: 6 and 64 by turns)")
 	lingerSeeds = flag.Int("linger-seeds", 40, "seeds per protocol and size for TestNothingLingersAfterFaults")
 	faultFirst  = flag.Uint64("fault-first", 1, "first seed of TestCheckedFaults (to replay one: -fault-first S -fault-seeds 1)")
-	cutSeeds    = flag.Int("cut-seeds", 150, "seeds per protocol and size for TestCheckedPowerCuts")
+	cutSeeds    = flag.Int("cut-seeds", 100, "seeds per protocol and size for TestCheckedPowerCuts")
 	cutFirst    = flag.Uint64("cut-first", 1, "first seed of TestCheckedPowerCuts")
+	showFaults  = flag.Bool("show-faults", false, "log the nemesis's profile, schedule and events of every run, passing ones too (with -v)")
 )
 
 // mutation breaks a protocol on purpose, to show the checker notices.
@@ -43,6 +44,10 @@ type mutation struct {
 	followerCrashAt time.Duration
 	// faults runs a nemesis drawn from the seed (see nemesis).
 	faults bool
+	// swarm has that nemesis draw a profile first, and its faults from
+	// it (see drawProfile); without it the nemesis draws as it always
+	// has, so that a seed that once found a bug still replays it.
+	swarm bool
 	// powerCuts adds power cuts to the nemesis's faults.
 	powerCuts bool
 	// volatile keeps CURP witness records in memory only.
@@ -62,6 +67,9 @@ type checked struct {
 	faults  string // the nemesis's log, for a failure message
 	stalled string // why the run stalled, with stallOK
 	events  []history.Event
+	// longPartitions counts the nemesis's long partitions, bySnapshot those
+	// whose follower caught up by snapshot.
+	longPartitions, bySnapshot int
 	// sim is the simulation, left where the run ended.
 	sim *sim.Sim
 }
@@ -72,7 +80,11 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	t.Helper()
 	p, err := protocols.Lookup(name)
 	require.NoError(t, err)
-	s, err := sim.New(sim.Config{
+	var prof *profile
+	if m.faults && m.swarm {
+		prof = drawProfile(seed, m.powerCuts)
+	}
+	cfg := sim.Config{
 		Seed: seed, Replicas: n, BatchDelay: 200 * time.Microsecond, VolatileWitnesses: m.volatile,
 		SessionExpiry: m.sessionExpiry,
 		Network:       sim.Network{OneWay: sim.UniformWAN(n, 25*time.Millisecond), Jitter: 10 * time.Millisecond, Drop: 0.01, Duplicate: 0.01},
@@ -90,7 +102,11 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 			}
 			return p.NewClient(o)
 		},
-	})
+	}
+	if prof != nil {
+		prof.configure(&cfg)
+	}
+	s, err := sim.New(cfg)
 	require.NoError(t, err)
 	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second), "seed %d: no leader", seed)
 	sites := sim.Sites(n)
@@ -120,6 +136,9 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	var nem *nemesis
 	if m.faults {
 		nem = newNemesis(s, seed)
+		if prof != nil {
+			nem.swarm(prof)
+		}
 		if m.powerCuts {
 			nem.withPowerCuts(seed)
 		}
@@ -141,12 +160,19 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 		// Three expiries: a leader whose clock the nemesis slowed to 0.4x
 		// still counts more than one.
 		w.Idle, w.IdleAfter = 3*m.sessionExpiry, w.Ops/2
+	} else if prof != nil && prof.idle > 0 {
+		w.Idle, w.IdleAfter = prof.idle, w.Ops/2
 	}
 	res, err := s.RunWorkload(w, 5*time.Minute)
 	var log string
+	var longPartitions, bySnapshot int
 	if nem != nil {
 		nem.stop()
 		log = nem.String()
+		longPartitions, bySnapshot = nem.longPartitions, nem.bySnapshot
+		if *showFaults {
+			t.Logf("seed %d (n=%d) faults:\n%s", seed, n, log)
+		}
 	}
 	if err != nil && m.stallOK {
 		return checked{faults: log, stalled: err.Error()}
@@ -161,7 +187,7 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 		f.Replicas = append(f.Replicas, history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
 	}
 	return checked{Result: checker.Check(f, checker.Options{HOEarlyVisibility: name == "curp-ho"}), faults: log,
-		events: res.Events, sim: s}
+		events: res.Events, sim: s, longPartitions: longPartitions, bySnapshot: bySnapshot}
 }
 
 // TestCheckedSimulation: many seeds per protocol, every history checked.
@@ -378,9 +404,14 @@ func (forgetful) Completed(*curp.Client, *curp.Pending, *protocol.Completion) {}
 
 // TestCheckedFaults: every protocol, N = 3 and 5, under the nemesis's
 // faults (partitions both ways and one way, an isolated leader clients still
-// reach, clients cut off, slow links, pauses, crash-restarts from disk,
-// clock drift), each history checked, a final strong read of every written
-// key included. A failure prints the seed and the faults.
+// reach, clients cut off, client links slow or lossy one way, slow links,
+// pauses, crash-restarts from disk, clock drift, long partitions caught up
+// by snapshot, several at once), each seed drawing its profile of faults
+// first (swarm testing), each history checked, a final strong read of every
+// written key included. A failure prints the seed, the profile, the
+// schedule and the faults. Swarm seeds cost more than the former nemesis's
+// (snapshots, idle spells under session expiry): its 150 seeds take about
+// a fifth longer than the former 200 did.
 func TestCheckedFaults(t *testing.T) {
 	seeds := uint64(*faultSeeds)
 	switch {
@@ -389,7 +420,7 @@ func TestCheckedFaults(t *testing.T) {
 	case testing.Short() || raceDetector:
 		seeds = min(seeds, 20)
 	}
-	checkSeeds(t, *faultFirst, seeds, mutation{faults: true}, "under faults")
+	checkSeeds(t, *faultFirst, seeds, mutation{faults: true, swarm: true}, "under faults")
 }
 
 // checkSeeds runs seeds checked runs from first for every protocol at N = 3
@@ -399,12 +430,15 @@ func checkSeeds(t *testing.T, first, seeds uint64, m mutation, what string) {
 		for _, n := range []int{3, 5} {
 			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
 				start := time.Now()
+				var long, bySnapshot int
 				for seed := first; seed < first+seeds; seed++ {
 					res := checkedRun(t, name, n, seed, m)
 					require.NoError(t, res.Err, "seed %d", seed)
 					require.True(t, res.Clean(), "seed %d (n=%d): %v\nfaults:\n%s", seed, n, res.Violations, res.faults)
+					long, bySnapshot = long+res.longPartitions, bySnapshot+res.bySnapshot
 				}
-				t.Logf("%d seeds checked clean %s in %v", seeds, what, time.Since(start).Round(time.Millisecond))
+				t.Logf("%d seeds checked clean %s in %v; %d long partitions, %d caught up by snapshot",
+					seeds, what, time.Since(start).Round(time.Millisecond), long, bySnapshot)
 			})
 		}
 	}
@@ -423,7 +457,7 @@ func TestCheckedPowerCuts(t *testing.T) {
 	case testing.Short() || raceDetector:
 		seeds = min(seeds, 10)
 	}
-	checkSeeds(t, *cutFirst, seeds, mutation{faults: true, powerCuts: true}, "under faults with power cuts")
+	checkSeeds(t, *cutFirst, seeds, mutation{faults: true, swarm: true, powerCuts: true}, "under faults with power cuts")
 }
 
 // requireSeedClean replays one seed of the checked simulation under faults

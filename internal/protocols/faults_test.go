@@ -20,6 +20,10 @@ import (
 // replica's clock also runs at its own rate, so check-quorum and election
 // timers drift apart. One replica at most is down at a time, unless the
 // run also has power cuts (withPowerCuts): every replica crashes at once.
+// With a profile (swarm), the seed first draws which of these kinds it
+// uses and how hard, then its schedule, which adds client links slow or
+// lossy one way, long partitions caught up by snapshot, and layers of
+// several faults at once with up to f replicas down (see swarm_test.go).
 type nemesis struct {
 	s   *sim.Sim
 	rng *rand.Rand
@@ -31,6 +35,16 @@ type nemesis struct {
 	// epoch counts heals: a fault's later steps run only within its own.
 	epoch int
 	down  []wire.NodeID // crashed or paused, restored at heal
+
+	// prof, when set, draws the faults as swarm testing does (see
+	// swarm_test.go); rates are then the replicas' clock rates, which a
+	// drifted replica gets back at heal.
+	prof    *profile
+	rates   map[wire.NodeID]float64
+	drifted []wire.NodeID
+	// longPartitions counts the long partitions injected, bySnapshot
+	// those whose follower caught up by snapshot.
+	longPartitions, bySnapshot int
 }
 
 func newNemesis(s *sim.Sim, seed uint64) *nemesis {
@@ -45,8 +59,19 @@ func (n *nemesis) withPowerCuts(seed uint64) *nemesis {
 	return n
 }
 
-// start skews the clocks and schedules faults from first until end.
+// swarm has the nemesis draw its faults from a profile (see drawProfile).
+func (n *nemesis) swarm(p *profile) *nemesis {
+	n.prof = p
+	return n
+}
+
+// start skews the clocks and schedules faults from first until end; a
+// swarm nemesis schedules its profile's faults from first.
 func (n *nemesis) start(first, end time.Duration) {
+	if n.prof != nil {
+		n.startSwarm(first)
+		return
+	}
 	for _, r := range n.s.Replicas() {
 		rate := 0.85 + 0.3*n.rng.Float64()
 		n.s.SetTickRate(r, rate)
@@ -167,7 +192,7 @@ func (n *nemesis) witnessRestartThenLeaderCrash(leader wire.NodeID, others []wir
 		}
 		n.note("witness %d restarted", witness)
 		s.At(s.Now()+time.Duration(10+n.rng.IntN(100))*time.Millisecond, func() {
-			if n.epoch != epoch || !s.Up(leader) {
+			if n.epoch != epoch || !s.Up(leader) || !n.mayTakeDown() {
 				return
 			}
 			s.Crash(leader)
@@ -209,7 +234,7 @@ func (n *nemesis) unevenWritesThenLeaderCrash(client, leader, follower wire.Node
 	n.note("client %d cannot reach leader %d nor replica %d", client, leader, follower)
 	epoch := n.epoch
 	s.At(s.Now()+time.Duration(100+n.rng.IntN(200))*time.Millisecond, func() {
-		if n.epoch != epoch || !s.Up(leader) {
+		if n.epoch != epoch || !s.Up(leader) || !n.mayTakeDown() {
 			return
 		}
 		s.Crash(leader)
@@ -237,6 +262,10 @@ func (n *nemesis) healNow() {
 		n.note("heal (replicas %v back)", n.down)
 	}
 	n.down = n.down[:0]
+	for _, r := range n.drifted {
+		n.s.SetTickRate(r, n.rates[r])
+	}
+	n.drifted = n.drifted[:0]
 }
 
 func (n *nemesis) String() string { return strings.Join(n.log, "\n") }

@@ -71,8 +71,9 @@ func TestScenariosCatchSMRMutations(t *testing.T) {
 }
 
 // TestFaultsCatchMutations re-introduces, one at a time, bugs the safety
-// fixes removed, and expects the checked simulation under the nemesis to
-// report each within its CI seeds (200 per protocol and size) — except two
+// fixes removed, and expects the checked simulation under the nemesis (as
+// it drew faults before swarm profiles, so that the seeds below still
+// hold) to report each within 200 seeds per protocol and size — except two
 // that need a rare interleaving. Unordered replays need a witness to have
 // recorded a session's operations out of turn during a leader change: the
 // random nemesis reached that first at seed 1101 (N = 3) while writes were

@@ -77,8 +77,11 @@ type Log struct {
 	// leaderChanges counts the times a leader became known (see
 	// LeaderChanges).
 	leaderChanges uint64
-	applied       uint64
-	committed     uint64
+	// snapshotsInstalled counts the snapshots from a leader this replica
+	// installed in place of its state (see SnapshotsInstalled).
+	snapshotsInstalled uint64
+	applied            uint64
+	committed          uint64
 	// compactKeep is the entries a compaction keeps before its snapshot.
 	compactKeep uint64
 	// compacting is the index of the snapshot being written, 0 if none.
@@ -221,6 +224,10 @@ func (l *Log) Leader() (leader, term uint64) { return l.leader, l.term }
 // election this replica saw the end of counts once, even one the same
 // leader won again.
 func (l *Log) LeaderChanges() uint64 { return l.leaderChanges }
+
+// SnapshotsInstalled counts the snapshots a leader sent that this replica
+// installed in place of its applied state and log since it started.
+func (l *Log) SnapshotsInstalled() uint64 { return l.snapshotsInstalled }
 
 // Progress calls fn with each follower's match index (the highest index
 // known replicated there), if this replica leads.
@@ -427,6 +434,7 @@ func (l *Log) stage(w *Write, m *raftpb.Message, h Handler) error {
 		idx := snap.GetMetadata().GetIndex()
 		h.Restore(idx, snap.GetData())
 		l.applied = idx
+		l.snapshotsInstalled++
 	}
 	// The entries go into raft's storage first, so that what the protocol
 	// asks of the log (an entry's term) covers them.

@@ -51,8 +51,14 @@ type Config struct {
 	// SessionExpiry is how long a session may apply nothing before the
 	// replicas forget it; zero keeps every session.
 	SessionExpiry time.Duration
-	NewReplica    ReplicaFactory
-	NewClient     ClientFactory
+	// CompactEvery, CompactKeep and MemoryKeep, when set, replace the
+	// replicas' log compaction thresholds (protocol.ReplicaConfig's): small
+	// ones make a run's replicas snapshot their state, and a follower that
+	// lags behind more than MemoryKeep entries catch up by snapshot.
+	CompactEvery, CompactKeep, MemoryKeep uint64
+
+	NewReplica ReplicaFactory
+	NewClient  ClientFactory
 }
 
 // Sim is a simulated cluster. Not safe for concurrent use.
@@ -68,8 +74,10 @@ type Sim struct {
 	// lastDelivery keeps per-pair FIFO order.
 	lastDelivery map[[2]wire.NodeID]time.Duration
 	blocked      map[[2]wire.NodeID]bool
-	// slow adds delay to a link, one way.
-	slow map[[2]wire.NodeID]time.Duration
+	// slow adds delay to a link, one way; lossy drops a share of its
+	// messages.
+	slow  map[[2]wire.NodeID]time.Duration
+	lossy map[[2]wire.NodeID]float64
 
 	// OnComplete is called for every completion of a client core.
 	OnComplete func(client wire.NodeID, c protocol.Completion)
@@ -129,6 +137,7 @@ func New(cfg Config) (*Sim, error) {
 		lastDelivery: make(map[[2]wire.NodeID]time.Duration),
 		blocked:      make(map[[2]wire.NodeID]bool),
 		slow:         make(map[[2]wire.NodeID]time.Duration),
+		lossy:        make(map[[2]wire.NodeID]float64),
 	}
 	for i := 1; i <= cfg.Replicas; i++ {
 		s.replicas = append(s.replicas, wire.NodeID(i))
@@ -173,6 +182,9 @@ func (s *Sim) startReplica(n *node) error {
 		Bootstrap:      n.generation == 0,
 
 		SessionExpiryTicks: int(s.cfg.SessionExpiry / s.cfg.Tick),
+		CompactEvery:       s.cfg.CompactEvery,
+		CompactKeep:        s.cfg.CompactKeep,
+		MemoryKeep:         s.cfg.MemoryKeep,
 	}
 	if n.records != nil {
 		cfg.Records = n.records
@@ -266,6 +278,9 @@ func (s *Sim) Records(id wire.NodeID) *witness.MemLog { return s.nodes[id].recor
 // do not fire, until Resume.
 func (s *Sim) Pause(id wire.NodeID) { s.nodes[id].paused = true }
 
+// Paused reports whether a node is paused.
+func (s *Sim) Paused(id wire.NodeID) bool { return s.nodes[id].paused }
+
 // Resume continues a paused node: what arrived meanwhile is delivered now,
 // in arrival order, and its timers go on from now.
 func (s *Sim) Resume(id wire.NodeID) {
@@ -296,9 +311,26 @@ func (s *Sim) Block(from, to []wire.NodeID) {
 	}
 }
 
+// Reconnect lifts the blocks between the two groups, both ways, that
+// Partition or Block put: other blocks, slow links and lossy links stay.
+func (s *Sim) Reconnect(a, b []wire.NodeID) {
+	for _, x := range a {
+		for _, y := range b {
+			delete(s.blocked, [2]wire.NodeID{x, y})
+			delete(s.blocked, [2]wire.NodeID{y, x})
+		}
+	}
+}
+
 // SlowLink adds extra delay to every message from a to b.
 func (s *Sim) SlowLink(a, b wire.NodeID, extra time.Duration) {
 	s.slow[[2]wire.NodeID{a, b}] = extra
+}
+
+// LossyLink drops each message from a to b with probability p, on top of
+// the network's own loss; the other way is left as it is.
+func (s *Sim) LossyLink(a, b wire.NodeID, p float64) {
+	s.lossy[[2]wire.NodeID{a, b}] = p
 }
 
 // SetTickRate makes a node's clock run at factor times the configured tick
@@ -307,10 +339,11 @@ func (s *Sim) SetTickRate(id wire.NodeID, factor float64) {
 	s.nodes[id].tick = time.Duration(float64(s.cfg.Tick) / factor)
 }
 
-// Heal removes every partition, one-way block and slow link.
+// Heal removes every partition, one-way block, slow link and lossy link.
 func (s *Sim) Heal() {
 	clear(s.blocked)
 	clear(s.slow)
+	clear(s.lossy)
 }
 
 // Status returns a replica's status (its last incarnation's, if down).
@@ -502,7 +535,8 @@ func (s *Sim) written(n *node) {
 func (s *Sim) send(from *node, env wire.Envelope) {
 	s.Stats.Sent++
 	to := s.nodes[env.To]
-	if to == nil || s.blocked[[2]wire.NodeID{from.id, env.To}] || s.chance(s.cfg.Network.Drop) {
+	link := [2]wire.NodeID{from.id, env.To}
+	if to == nil || s.blocked[link] || s.chance(s.cfg.Network.Drop) || s.chance(s.lossy[link]) {
 		s.Stats.Dropped++
 		return
 	}

@@ -8,16 +8,17 @@ import (
 // Metrics implements protocol.Replica.
 func (r *Replica) Metrics() protocol.Metrics {
 	m := protocol.Metrics{
-		Status:        r.Status(),
-		LeaderChanges: r.log.LeaderChanges(),
-		LogFirst:      r.log.FirstIndex(),
-		LogLast:       r.log.LastIndex(),
-		Batch:         len(r.batch),
-		InFlight:      len(r.proposed),
-		AwaitingReply: len(r.clients),
-		Keys:          r.store.Len(),
-		Sessions:      r.store.Sessions(),
-		Replies:       r.store.Replies(),
+		Status:             r.Status(),
+		LeaderChanges:      r.log.LeaderChanges(),
+		SnapshotsInstalled: r.log.SnapshotsInstalled(),
+		LogFirst:           r.log.FirstIndex(),
+		LogLast:            r.log.LastIndex(),
+		Batch:              len(r.batch),
+		InFlight:           len(r.proposed),
+		AwaitingReply:      len(r.clients),
+		Keys:               r.store.Len(),
+		Sessions:           r.store.Sessions(),
+		Replies:            r.store.Replies(),
 
 		SessionsExpired: r.store.Expired(),
 	}

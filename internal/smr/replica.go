@@ -1,6 +1,7 @@
 package smr
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 
@@ -108,6 +109,9 @@ type Replica struct {
 
 // New builds a replica core; SetProtocol must follow before use.
 func New(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
+	opts.CompactEvery = cmp.Or(opts.CompactEvery, cfg.CompactEvery)
+	opts.CompactKeep = cmp.Or(opts.CompactKeep, cfg.CompactKeep)
+	opts.MemoryKeep = cmp.Or(opts.MemoryKeep, cfg.MemoryKeep)
 	opts.defaults()
 	peers := make([]uint64, len(cfg.Peers))
 	for i, p := range cfg.Peers {

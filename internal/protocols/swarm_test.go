@@ -1,0 +1,549 @@
+package protocols_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/sim"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Swarm testing, as TigerBeetle's simulator does it: each seed first draws
+// a profile (which kinds of fault it uses, and how hard), then the schedule
+// of faults from it. A nemesis that always mixes every kind at the same
+// rates spreads itself thin: some seeds now hammer one kind, some combine
+// a few, some inject a single fault, and the combinations a bug needs
+// (several faults at once) come up in some seeds rather than in none.
+
+// faultKind is a kind of fault the swarm nemesis may inject.
+type faultKind int
+
+const (
+	leaderIsolated   faultKind = iota // leader cut off from the replicas, clients reach it
+	replicaPartition                  // the replicas split in two
+	oneWay                            // one replica cannot reach another
+	clientCut                         // a client cut off from the leader or a replica
+	slowLinks                         // slow links between replicas and from the leader
+	pauseReplica                      // a replica paused
+	crashReplica                      // a crash-restart of the leader or a follower
+	witnessRestart                    // see witnessRestartThenLeaderCrash
+	unevenWrites                      // see unevenWritesThenLeaderCrash
+	deposedLeader                     // see deposedLeader
+	clientLink                        // one client's link to one replica slow or lossy, one way
+	longPartition                     // a follower cut off long with a fast clock, caught up by snapshot
+	numKinds
+	powerCut // every replica at once; only with power cuts, never in a profile's kinds
+)
+
+var kindNames = [...]string{"leader-isolated", "partition", "one-way", "client-cut", "slow-links", "pause",
+	"crash", "witness-restart", "uneven-writes", "deposed-leader", "client-link", "long-partition", "", "power-cut"}
+
+func (k faultKind) String() string { return kindNames[k] }
+
+// profile is what a seed's faults are drawn from.
+type profile struct {
+	kinds []faultKind
+	// faults is how many faults the schedule holds; each lasts from
+	// length[0] to length[1] and the next starts gap[0] to gap[1] later.
+	faults      int
+	length, gap [2]time.Duration
+	// compose is the chance that a fault gets layers on top (see layers):
+	// client links if clientLink is among the kinds, crashes of up to f
+	// replicas if crashReplica is.
+	compose float64
+	// loss and slow bound a client link's loss rate and extra delay.
+	loss float64
+	slow time.Duration
+	// skew bounds how far each replica's clock rate is from 1.
+	skew float64
+	// drift bounds a long partition's clock rate (at most 2.5x); partition
+	// bounds how long its follower stays cut off.
+	drift     float64
+	partition [2]time.Duration
+	// compactEvery, compactKeep and memoryKeep are the replicas' log
+	// compaction thresholds (sim.Config's), zero for the defaults.
+	compactEvery, compactKeep, memoryKeep uint64
+	// sessionExpiry, when set, has the replicas forget idle sessions; idle
+	// then has every session go quiet for that long halfway through.
+	sessionExpiry, idle time.Duration
+	// cuts is the chance a fault is a power cut (TestCheckedPowerCuts).
+	cuts float64
+}
+
+func (p *profile) has(k faultKind) bool { return slices.Contains(p.kinds, k) }
+
+// drawProfile draws a seed's profile, from a source of its own so that
+// the schedule's draws do not shift it.
+func drawProfile(seed uint64, powerCuts bool) *profile {
+	rng := rand.New(rand.NewPCG(seed, 0x5a4a))
+	p := &profile{}
+	all := make([]faultKind, numKinds)
+	for i := range all {
+		all[i] = faultKind(i)
+	}
+	switch rng.IntN(4) {
+	case 0: // one kind only
+		p.kinds = []faultKind{all[rng.IntN(len(all))]}
+	case 1: // a few
+		rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+		p.kinds = all[:2+rng.IntN(2)]
+		slices.Sort(p.kinds)
+	default: // each with even odds
+		for _, k := range all {
+			if rng.IntN(2) == 0 {
+				p.kinds = append(p.kinds, k)
+			}
+		}
+		if len(p.kinds) == 0 {
+			p.kinds = []faultKind{all[rng.IntN(len(all))]}
+		}
+	}
+	p.faults = 1 + rng.IntN(9)
+	p.length[0] = time.Duration(50+rng.IntN(250)) * time.Millisecond
+	p.length[1] = p.length[0] + time.Duration(100+rng.IntN(1000))*time.Millisecond
+	p.gap[0] = time.Duration(20+rng.IntN(100)) * time.Millisecond
+	p.gap[1] = p.gap[0] + time.Duration(rng.IntN(400))*time.Millisecond
+	if p.has(clientLink) || p.has(crashReplica) {
+		p.compose = []float64{0, 0.25, 0.6, 1}[rng.IntN(4)]
+	}
+	p.loss = 0.2 + 0.7*rng.Float64()
+	p.slow = time.Duration(50+rng.IntN(450)) * time.Millisecond
+	p.skew = 0.2 * rng.Float64()
+	p.drift = 1.5 + rng.Float64()
+	p.partition[0] = time.Duration(1000+rng.IntN(1000)) * time.Millisecond
+	p.partition[1] = p.partition[0] + time.Duration(rng.IntN(2000))*time.Millisecond
+	// Small compaction thresholds make a follower that lags a few dozen
+	// entries catch up by snapshot; a long partition needs them.
+	// They cost time (a run that snapshots often takes up to twice as
+	// long), so other seeds have them one time in five.
+	if p.has(longPartition) || rng.IntN(5) == 0 {
+		p.compactEvery = uint64(16 + rng.IntN(33))
+		p.compactKeep = uint64(4 + rng.IntN(9))
+		p.memoryKeep = uint64(8 + rng.IntN(17))
+	}
+	// An expiry must outlast every fault that may keep a client from
+	// hearing of its applied operation, or a retry takes effect twice by
+	// design; a long partition's follower, whose clock runs fast, may
+	// still jump the log's clock past it (ticks gained: up to (drift-1)
+	// times the partition).
+	// Short expiries log a clock entry every few ticks, and an idle spell
+	// is long (a run with one takes three times as long): one seed in five
+	// has them, half of those idle.
+	if rng.IntN(5) == 0 {
+		p.sessionExpiry = p.length[1] + time.Duration(1500+rng.IntN(2500))*time.Millisecond
+		if rng.IntN(2) == 0 {
+			p.idle = 3 * p.sessionExpiry / 2
+		}
+	}
+	if powerCuts {
+		p.cuts = []float64{0.1, 0.2, 0.4}[rng.IntN(3)]
+	}
+	return p
+}
+
+// configure applies the profile's compaction and expiry to a cluster.
+func (p *profile) configure(cfg *sim.Config) {
+	cfg.CompactEvery, cfg.CompactKeep, cfg.MemoryKeep = p.compactEvery, p.compactKeep, p.memoryKeep
+	if cfg.SessionExpiry == 0 {
+		cfg.SessionExpiry = p.sessionExpiry
+	}
+}
+
+func (p *profile) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "profile: kinds %v; %d faults of %v–%v, %v–%v apart", p.kinds, p.faults,
+		p.length[0], p.length[1], p.gap[0], p.gap[1])
+	if p.compose > 0 {
+		fmt.Fprintf(&b, "; layers on %.0f%% of faults", 100*p.compose)
+	}
+	if p.cuts > 0 {
+		fmt.Fprintf(&b, "; power cuts %.0f%%", 100*p.cuts)
+	}
+	fmt.Fprintf(&b, "\nprofile: clock rates 1±%.2f", p.skew)
+	if p.has(clientLink) {
+		fmt.Fprintf(&b, "; client links lose up to %.2f or add up to %v", p.loss, p.slow)
+	}
+	if p.has(longPartition) {
+		fmt.Fprintf(&b, "; long partitions of %v–%v at up to %.2fx", p.partition[0], p.partition[1], p.drift)
+	}
+	if p.compactEvery > 0 {
+		fmt.Fprintf(&b, "; compaction every %d entries, keeping %d (%d in memory)", p.compactEvery, p.compactKeep, p.memoryKeep)
+	} else {
+		b.WriteString("; default compaction")
+	}
+	if p.sessionExpiry > 0 {
+		fmt.Fprintf(&b, "; sessions expire after %v", p.sessionExpiry)
+		if p.idle > 0 {
+			fmt.Fprintf(&b, " (idle %v mid-run)", p.idle)
+		}
+	}
+	return b.String()
+}
+
+// planned is a fault of the schedule.
+type planned struct {
+	at, length time.Duration
+	kind       faultKind
+	// cutoff is how long a long partition's follower stays cut off; the
+	// rest of its length is for catching up and an election.
+	cutoff   time.Duration
+	composed bool
+}
+
+func (f planned) String() string {
+	s := fmt.Sprintf("%8v %v for %v", f.at.Round(time.Millisecond), f.kind, f.length.Round(time.Millisecond))
+	if f.kind == longPartition {
+		s += fmt.Sprintf(" (cut off %v)", f.cutoff.Round(time.Millisecond))
+	}
+	if f.composed {
+		s += " + layers"
+	}
+	return s
+}
+
+// catchUp is how long a long partition's follower has, once reconnected,
+// to catch up before others may crash; hold how long they then stay down.
+const catchUp, hold = time.Second, 800 * time.Millisecond
+
+// startSwarm skews the clocks and draws the schedule from the profile, and
+// logs both.
+func (n *nemesis) startSwarm(first time.Duration) {
+	p := n.prof
+	n.log = append(n.log, strings.Split(p.String(), "\n")...)
+	n.rates = make(map[wire.NodeID]float64)
+	for _, r := range n.s.Replicas() {
+		rate := 1 - p.skew + 2*p.skew*n.rng.Float64()
+		n.s.SetTickRate(r, rate)
+		n.rates[r] = rate
+		n.note("replica %d ticks at %.2fx", r, rate)
+	}
+	between := func(b [2]time.Duration) time.Duration { return b[0] + time.Duration(n.rng.Int64N(int64(b[1]-b[0])+1)) }
+	n.log = append(n.log, "schedule:")
+	at := first
+	for i := range p.faults {
+		f := planned{at: at, kind: p.kinds[n.rng.IntN(len(p.kinds))], length: between(p.length)}
+		if i == 0 && p.has(longPartition) {
+			f.kind = longPartition // early, while the workload runs
+		}
+		if n.cuts != nil && n.cuts.Float64() < p.cuts {
+			f.kind = powerCut
+		}
+		if f.kind == longPartition {
+			f.cutoff = between(p.partition)
+			f.length = f.cutoff + catchUp + hold
+		}
+		f.composed = f.kind != powerCut && n.rng.Float64() < p.compose
+		n.log = append(n.log, "  "+f.String())
+		n.s.At(f.at, func() { n.injectPlanned(f) })
+		n.s.At(f.at+f.length, n.healNow)
+		at += f.length + between(p.gap)
+	}
+	n.log = append(n.log, "events:")
+}
+
+// injectPlanned injects a fault of the schedule, healing the last first.
+func (n *nemesis) injectPlanned(f planned) {
+	if n.stopped {
+		return
+	}
+	n.healNow()
+	if f.kind == powerCut {
+		n.powerCut()
+		return
+	}
+	s := n.s
+	leader := s.Leader()
+	replicas := s.Replicas()
+	others := slices.DeleteFunc(slices.Clone(replicas), func(r wire.NodeID) bool { return r == leader })
+	clients := s.Clients()
+	pick := func(ids []wire.NodeID) wire.NodeID { return ids[n.rng.IntN(len(ids))] }
+	kind := f.kind
+	switch kind {
+	case leaderIsolated, witnessRestart, unevenWrites, deposedLeader, longPartition:
+		if leader == 0 {
+			kind = crashReplica
+		}
+	}
+	if (kind == clientCut || kind == clientLink || kind == unevenWrites) && len(clients) == 0 {
+		kind = crashReplica
+	}
+	switch kind {
+	case leaderIsolated:
+		s.Partition([]wire.NodeID{leader}, others)
+		n.note("leader %d cut off from the replicas, clients still reach it", leader)
+	case replicaPartition:
+		cut := n.rng.IntN(len(replicas)-1) + 1
+		shuffled := slices.Clone(replicas)
+		n.rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		s.Partition(shuffled[:cut], shuffled[cut:])
+		n.note("partition %v | %v", shuffled[:cut], shuffled[cut:])
+	case oneWay:
+		a, b := pick(replicas), pick(replicas)
+		if a != b {
+			s.Block([]wire.NodeID{a}, []wire.NodeID{b})
+			n.note("one way: %d cannot reach %d", a, b)
+		}
+	case clientCut:
+		c, r := pick(clients), pick(replicas)
+		if leader != 0 && n.rng.IntN(2) == 0 {
+			r = leader
+		}
+		s.Partition([]wire.NodeID{c}, []wire.NodeID{r})
+		n.note("client %d cut off from replica %d (leader %d)", c, r, leader)
+	case slowLinks:
+		a, b := pick(replicas), pick(replicas)
+		extra := time.Duration(50+n.rng.IntN(250)) * time.Millisecond
+		s.SlowLink(a, b, extra)
+		if leader != 0 && len(clients) > 0 {
+			s.SlowLink(leader, pick(clients), extra)
+		}
+		n.note("slow links from %d to %d and from leader %d, +%v", a, b, leader, extra)
+	case pauseReplica:
+		r := pick(replicas)
+		if n.mayTakeDown() {
+			s.Pause(r)
+			n.down = append(n.down, r)
+			n.note("pause replica %d", r)
+		}
+	case witnessRestart:
+		n.witnessRestartThenLeaderCrash(leader, others)
+	case unevenWrites:
+		n.unevenWritesThenLeaderCrash(pick(clients), leader, pick(others))
+	case deposedLeader:
+		n.deposedLeader(leader, others)
+	case clientLink:
+		n.clientLinks()
+	case longPartition:
+		n.longPartition(leader, others, f.cutoff)
+	default:
+		victim := pick(replicas)
+		if leader != 0 && n.rng.IntN(2) == 0 {
+			victim = leader
+		}
+		n.crash(victim, leader)
+	}
+	if f.composed {
+		n.layers(f.length)
+	}
+}
+
+// mayTakeDown reports whether one more replica may crash or pause now: at
+// most f are down at once, but in a power cut. Without a profile the
+// nemesis's faults keep to one at a time by construction.
+func (n *nemesis) mayTakeDown() bool {
+	if n.prof == nil {
+		return true
+	}
+	down := 0
+	for _, r := range n.s.Replicas() {
+		if !n.s.Up(r) || n.s.Paused(r) {
+			down++
+		}
+	}
+	return down < (len(n.s.Replicas())-1)/2
+}
+
+// crash crashes a replica, if it runs and one more may go down; it
+// restarts from its disk at heal.
+func (n *nemesis) crash(victim, leader wire.NodeID) bool {
+	if !n.s.Up(victim) || !n.mayTakeDown() {
+		return false
+	}
+	n.s.Crash(victim)
+	n.down = append(n.down, victim)
+	n.note("crash replica %d (leader %d); it restarts from its disk at heal", victim, leader)
+	return true
+}
+
+// clientLinks makes one or two links between a client and a replica slow
+// or lossy, each one way: a client that reaches one follower late, or
+// whose messages to another are often lost, or that hears from one late.
+func (n *nemesis) clientLinks() {
+	s := n.s
+	clients, replicas := s.Clients(), s.Replicas()
+	for range 1 + n.rng.IntN(2) {
+		c, r := clients[n.rng.IntN(len(clients))], replicas[n.rng.IntN(len(replicas))]
+		from, to := c, r
+		if n.rng.IntN(2) == 0 {
+			from, to = r, c
+		}
+		if n.rng.IntN(2) == 0 {
+			extra := (20*time.Millisecond + time.Duration(n.rng.Int64N(int64(n.prof.slow)))).Round(time.Millisecond)
+			s.SlowLink(from, to, extra)
+			n.note("slow link from %d to %d, +%v", from, to, extra)
+		} else {
+			p := 0.1 + (n.prof.loss-0.1)*n.rng.Float64()
+			s.LossyLink(from, to, p)
+			n.note("lossy link from %d to %d, loses %.2f", from, to, p)
+		}
+	}
+}
+
+// layers adds faults on top of the one just injected, as the profile
+// allows: client links slow or lossy, and crashes of up to f replicas at
+// times drawn within the fault, some restarted before it ends. A deposed
+// leader with one client's link to a follower slow, another's to another
+// follower lossy, and two replicas crashing is one such combination.
+func (n *nemesis) layers(length time.Duration) {
+	s := n.s
+	if n.prof.has(clientLink) && len(s.Clients()) > 0 && n.rng.IntN(2) == 0 {
+		n.clientLinks()
+	}
+	if !n.prof.has(crashReplica) {
+		return
+	}
+	f := (len(s.Replicas()) - 1) / 2
+	epoch := n.epoch
+	for range 1 + n.rng.IntN(f) {
+		at := s.Now() + time.Duration(n.rng.Int64N(int64(length)*4/5+1))
+		restart := time.Duration(0)
+		if n.rng.IntN(3) == 0 {
+			restart = time.Duration(100+n.rng.IntN(300)) * time.Millisecond
+		}
+		leaderFirst := n.rng.IntN(2) == 0
+		seq := n.rng.Uint64()
+		s.At(at, func() {
+			if n.epoch != epoch {
+				return
+			}
+			leader := s.Leader()
+			victim := leader
+			if !leaderFirst || leader == 0 {
+				up := slices.DeleteFunc(slices.Clone(s.Replicas()), func(r wire.NodeID) bool { return !s.Up(r) || s.Paused(r) })
+				if len(up) == 0 {
+					return
+				}
+				victim = up[seq%uint64(len(up))]
+			}
+			if !n.crash(victim, leader) || restart == 0 {
+				return
+			}
+			s.At(s.Now()+restart, func() {
+				if n.epoch != epoch || s.Up(victim) {
+					return
+				}
+				if err := s.Restart(victim); err != nil {
+					n.note("restart of replica %d failed: %v", victim, err)
+					return
+				}
+				n.note("replica %d restarted", victim)
+			})
+		})
+	}
+}
+
+// longPartition cuts a follower off from the other replicas (clients
+// still reach it) for cutoff, with its clock running fast, up to the
+// profile's drift: the log moves on past what the leader keeps, so the
+// follower catches up by snapshot once reconnected. It keeps its fast
+// clock until heal; half the time the leader, and perhaps other replicas
+// up to f in all, then crash, so that it may be elected.
+func (n *nemesis) longPartition(leader wire.NodeID, others []wire.NodeID, cutoff time.Duration) {
+	s := n.s
+	var followers []wire.NodeID
+	for _, r := range others {
+		if s.Up(r) && !s.Paused(r) {
+			followers = append(followers, r)
+		}
+	}
+	if len(followers) == 0 {
+		return
+	}
+	f := followers[n.rng.IntN(len(followers))]
+	rest := slices.DeleteFunc(slices.Clone(s.Replicas()), func(r wire.NodeID) bool { return r == f })
+	rate := 1 + (n.prof.drift-1)*(0.5+0.5*n.rng.Float64())
+	s.SetTickRate(f, rate)
+	n.drifted = append(n.drifted, f)
+	s.Partition([]wire.NodeID{f}, rest)
+	n.note("follower %d cut off from the replicas for %v, clients still reach it; its clock now runs at %.2fx",
+		f, cutoff.Round(time.Millisecond), rate)
+	installed := s.Replica(f).Metrics().SnapshotsInstalled
+	crashes := 0
+	if n.rng.IntN(2) == 0 {
+		crashes = 1 + n.rng.IntN((len(s.Replicas())-1)/2)
+	}
+	epoch := n.epoch
+	s.At(s.Now()+cutoff, func() {
+		if n.epoch != epoch {
+			return
+		}
+		s.Reconnect([]wire.NodeID{f}, rest)
+		n.longPartitions++
+		n.note("follower %d reconnected", f)
+		deadline := s.Now() + catchUp
+		var wait func()
+		wait = func() {
+			if n.epoch != epoch || !s.Up(f) {
+				return
+			}
+			got := s.Replica(f).Metrics().SnapshotsInstalled > installed
+			if !got && s.Now() < deadline {
+				s.At(s.Now()+20*time.Millisecond, wait)
+				return
+			}
+			if got {
+				n.bySnapshot++
+				n.note("follower %d caught up by snapshot", f)
+			} else {
+				st, lead := s.Status(f), s.Leader()
+				first := uint64(0)
+				if lead != 0 {
+					first = s.Replica(lead).Metrics().LogFirst
+				}
+				n.note("follower %d installed no snapshot within %v (it applied %d; leader %d's log starts at %d)",
+					f, catchUp, st.Applied, lead, first)
+			}
+			for i := range crashes {
+				victim := s.Leader()
+				if i > 0 || victim == 0 || victim == f {
+					victims := slices.DeleteFunc(slices.Clone(rest), func(r wire.NodeID) bool { return !s.Up(r) || s.Paused(r) })
+					if len(victims) == 0 {
+						return
+					}
+					victim = victims[n.rng.IntN(len(victims))]
+				}
+				n.crash(victim, s.Leader())
+			}
+		}
+		wait()
+	})
+}
+
+// TestLongPartitionsCatchUpBySnapshot: in the swarm seeds whose profile
+// has long partitions, the cut-off follower catches up by snapshot, which
+// its replica's count of installed snapshots shows: the compaction
+// thresholds the profile sets are small enough that the leader's log no
+// longer holds what the follower missed.
+func TestLongPartitionsCatchUpBySnapshot(t *testing.T) {
+	seeds := 12
+	if testing.Short() || raceDetector {
+		seeds = 4
+	}
+	for _, name := range []string{"curp-ho", "raft"} {
+		for _, n := range []int{3, 5} {
+			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
+				var long, bySnapshot int
+				for seed, left := uint64(1), seeds; left > 0; seed++ {
+					if !drawProfile(seed, false).has(longPartition) {
+						continue
+					}
+					left--
+					res := checkedRun(t, name, n, seed, mutation{faults: true, swarm: true})
+					long, bySnapshot = long+res.longPartitions, bySnapshot+res.bySnapshot
+				}
+				// A follower may also catch up from the log: when the
+				// workload ended early in the partition, or no leader
+				// was elected in time for it.
+				require.NotZero(t, bySnapshot)
+				require.GreaterOrEqual(t, 2*bySnapshot, long, "%d long partitions, %d caught up by snapshot", long, bySnapshot)
+				t.Logf("%d long partitions, %d caught up by snapshot", long, bySnapshot)
+			})
+		}
+	}
+}
