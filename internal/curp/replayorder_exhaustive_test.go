@@ -236,7 +236,29 @@ func (h xhistory) superquorumView(pool arrangement, x int) (ok bool, dep int) {
 	if dep >= 0 && !h.earlierWeakWritesBefore(pool[:at], dep) {
 		return false, -1 // a witness names a read dependency only with its session's earlier writes
 	}
+	if dep >= 0 && !h[x].write() && h.loggedAfter(dep, x) {
+		return false, -1 // the leader's dependency cannot be dep
+	}
 	return true, dep
+}
+
+// loggedAfter reports whether the leader, which logs read x after its
+// session's earlier weak writes and each weak write after its session's
+// previous one, must have logged a write to x's key after dep and before
+// x: an earlier weak write of x's session on the key that dep precedes in
+// its session.
+func (h xhistory) loggedAfter(dep, x int) bool {
+	d, r := h[dep].e.Op, h[x].e.Op
+	for _, o := range h {
+		id := o.e.Op.ID
+		if o.strong() || id.Session != r.ID.Session || id.Seq >= r.ID.Seq || o.e.Op.Key != r.Key || id == d.ID {
+			continue
+		}
+		if id.Session == d.ID.Session && d.ID.Seq < id.Seq {
+			return true
+		}
+	}
+	return false
 }
 
 // earlierWeakWritesBefore reports whether prefix holds every weak write of
