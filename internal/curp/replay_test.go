@@ -158,3 +158,35 @@ func BenchmarkReplayOrder(b *testing.B) {
 }
 
 func notDone(wire.OpID) bool { return false }
+
+// BenchmarkReplayOrderWeakHeavy orders the recovery of a pool a leaderless
+// spell of weak-heavy load leaves: 10,000 operations of 300 sessions, one
+// in a hundred strong, each session's weak writes chained, as three
+// witnesses saw them with some records late.
+func BenchmarkReplayOrderWeakHeavy(b *testing.B) {
+	const n, sessions, witnesses = 10000, 300, 3
+	lists := make([][]witness.Entry, witnesses)
+	for w := range lists {
+		prev := make(map[uint64]uint64)
+		for i := range n {
+			s, seq := uint64(i%sessions+1), uint64(i/sessions+1)
+			e := after(op(s, seq), prev[s])
+			e.Op.Key = uint64(i % 997)
+			if i%100 == 0 {
+				e.Op.Kind = wire.Get
+			} else {
+				e.Op.Level, e.Op.Kind = wire.Weak, wire.Put
+				prev[s] = seq
+			}
+			lists[w] = append(lists[w], e)
+		}
+		for i := w; i+40 < n; i += 50 {
+			late := lists[w][i]
+			copy(lists[w][i:i+40], lists[w][i+1:i+41])
+			lists[w][i+40] = late
+		}
+	}
+	for b.Loop() {
+		replayOrder(lists, notDone, 2, 1)
+	}
+}

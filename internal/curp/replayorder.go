@@ -3,7 +3,6 @@ package curp
 import (
 	"cmp"
 	"container/heap"
-	"math"
 	"slices"
 
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -142,6 +141,13 @@ func (g *orderGraph) sessionOrder() {
 // most late lists contradict, a list contradicting when it lacks X or holds
 // Y before X.
 func (g *orderGraph) fastPathOrder(late int) {
+	strong := 0
+	for _, e := range g.all {
+		if e.Op.Level == wire.Strong {
+			strong++
+		}
+	}
+	g.edges = slices.Grow(g.edges, strong*len(g.all)/2)
 	for x, e := range g.all {
 		if e.Op.Level != wire.Strong {
 			continue
@@ -187,11 +193,19 @@ func (g *orderGraph) against(x, y, limit int) int {
 // dependency may be logged already.
 func (g *orderGraph) readDeps(lists [][]witness.Entry, done func(wire.OpID) bool, late int) []depChoice {
 	var choices []depChoice
+	quorum := len(lists) - late
+	named := g.namedDeps(lists, done)
+	writes := make(map[uint64][]int)
+	for w, o := range g.all {
+		if o.Op.Kind.IsWrite() {
+			writes[o.Op.Key] = append(writes[o.Op.Key], w)
+		}
+	}
 	for r, e := range g.all {
 		if e.Op.Level != wire.Strong || e.Op.Kind.IsWrite() {
 			continue
 		}
-		dep, ok := readDep(lists, e.Op, len(lists)-late, done)
+		dep, agreeing, ok := readDep(named, r, quorum)
 		if !ok {
 			continue // the read did not complete on the fast path
 		}
@@ -208,12 +222,12 @@ func (g *orderGraph) readDeps(lists [][]witness.Entry, done func(wire.OpID) bool
 		if chosen {
 			g.add(d, r, rankReadDep)
 		}
-		for w, o := range g.all {
-			if w == r || w == d || o.Op.Key != e.Op.Key || !o.Op.Kind.IsWrite() {
+		for _, w := range writes[e.Op.Key] {
+			if w == d {
 				continue
 			}
 			if chosen {
-				choices = append(choices, depChoice{read: r, dep: d, write: w})
+				choices = append(choices, depChoice{read: r, dep: d, write: w, agreeing: agreeing, quorum: quorum})
 			} else {
 				g.add(r, w, rankReadDep)
 			}
@@ -223,132 +237,198 @@ func (g *orderGraph) readDeps(lists [][]witness.Entry, done func(wire.OpID) bool
 }
 
 // depChoice is another write to a read's key, to be ordered before the
-// read's dependency or after the read.
-type depChoice struct{ read, dep, write int }
+// read's dependency or after the read. agreeing marks the lists that name
+// the dependency; a superquorum's lists, at least quorum of them, are
+// among them if the read completed on the fast path.
+type depChoice struct {
+	read, dep, write int
+	agreeing         []bool
+	quorum           int
+}
 
-// choose places each such write. A read's superquorum members hold the
-// write either before the dependency or after the read, and the replay
-// must agree with the history's required orders, so the evidence is taken
-// most certain first: the certain orders (sessions' previous weak writes,
-// read dependencies) putting the write before the read, or the read or its
-// dependency before the write; then every order drawn; then the lists
-// themselves, whichever place more of them show. The orders the choice
+// choose places each such write. If the read completed on the fast path,
+// its superquorum's lists hold the write before the dependency or after the
+// read (or not at all), and at most the agreeing lists beyond quorum are
+// outside that superquorum. If the read must precede the write (it
+// completed before the write was invoked), every superquorum list holding
+// the write holds it after the read: so more lists with the write before
+// the dependency than can be outside rule that out. If the write must
+// precede the read, some superquorum list holds it before the read (it
+// reached the read's superquorum first through the operations that order
+// it before the read), so before the dependency: so none rules that out.
+// Either is safe for this read and write when the lists rule out the
+// other's need; what the certain orders (sessions' previous weak writes,
+// read dependencies) and the choices made before already settle comes
+// first, so that choices for two reads do not contradict each other.
+// Between the cases, whichever place more lists show. The orders a choice
 // contradicts rank below it and go when cycles are broken.
 func (g *orderGraph) choose(choices []depChoice) {
+	certain := g.certainOrders()
 	for _, c := range choices {
-		toRead, toWrite := g.reaching(c.read, rankReadDep), g.reaching(c.write, rankReadDep)
-		before := toRead[c.write]
+		ahead, behind, agreeing := g.listPlaces(c)
+		// What the certain orders, and the choices made so far, already
+		// settle: the write before the read, or the read or its
+		// dependency before the write.
+		var before bool
 		switch {
-		case before:
-		case toWrite[c.read] || toWrite[c.dep]:
+		case certain.reaches(c.write, c.read):
+			before = true
+		case certain.reaches(c.read, c.write) || certain.reaches(c.dep, c.write):
+		case ahead > agreeing-c.quorum:
+			before = true
+		case ahead == 0:
 		default:
-			toRead, toWrite = g.reaching(c.read, math.MaxInt32), g.reaching(c.write, math.MaxInt32)
-			switch {
-			case toRead[c.write] && !toWrite[c.read] && !toWrite[c.dep]:
-				before = true
-			case !toWrite[c.read] && !toWrite[c.dep]:
-				ahead, behind := g.listPlaces(c)
-				before = ahead > behind
-			}
+			before = ahead > behind
 		}
 		if before {
 			g.add(c.write, c.dep, rankReadDep)
+			certain.add(c.write, c.dep)
 		} else {
 			g.add(c.read, c.write, rankReadDep)
+			certain.add(c.read, c.write)
 		}
 	}
 }
 
-// listPlaces counts the lists holding c's write before its dependency,
-// and those holding it after its read.
-func (g *orderGraph) listPlaces(c depChoice) (ahead, behind int) {
-	for _, pos := range g.pos {
+// certainOrders holds the orders drawn of rank up to rankReadDep, for
+// choose's searches.
+type certainOrders struct {
+	after [][]int32
+	// visit and stamp mark a search's visited operations.
+	visit []int
+	stamp int
+	stack []int32
+}
+
+func (g *orderGraph) certainOrders() *certainOrders {
+	c := &certainOrders{after: make([][]int32, len(g.all)), visit: make([]int, len(g.all))}
+	for _, e := range g.edges {
+		if e.rank <= rankReadDep {
+			c.after[e.from] = append(c.after[e.from], e.to)
+		}
+	}
+	return c
+}
+
+func (c *certainOrders) add(from, to int) { c.after[from] = append(c.after[from], int32(to)) }
+
+// reaches reports whether the orders lead from a to b.
+func (c *certainOrders) reaches(a, b int) bool {
+	c.stamp++
+	c.stack = append(c.stack[:0], int32(a))
+	c.visit[a] = c.stamp
+	for len(c.stack) > 0 {
+		n := c.stack[len(c.stack)-1]
+		c.stack = c.stack[:len(c.stack)-1]
+		if int(n) == b {
+			return true
+		}
+		for _, m := range c.after[n] {
+			if c.visit[m] != c.stamp {
+				c.visit[m] = c.stamp
+				c.stack = append(c.stack, m)
+			}
+		}
+	}
+	return false
+}
+
+// listPlaces counts, among the lists that name c's dependency, those
+// holding c's write before the dependency and those holding it after the
+// read.
+func (g *orderGraph) listPlaces(c depChoice) (ahead, behind, agreeing int) {
+	for l, pos := range g.pos {
+		if !c.agreeing[l] {
+			continue
+		}
+		agreeing++
 		w, d, r := pos[c.write], pos[c.dep], pos[c.read]
 		switch {
 		case w < 0:
-		case d >= 0 && w < d:
+		case w < d:
 			ahead++
-		case r >= 0 && w > r:
+		case w > r:
 			behind++
 		}
 	}
-	return ahead, behind
+	return ahead, behind, agreeing
 }
 
-// readDep returns the write that at least quorum of the lists holding read
-// name as its read dependency (the zero id: none), if there is one. A list
-// names, as a witness does, the latest weak write to the key before the
-// read, provided the list holds that write's session's earlier weak writes
-// before the read too (or done has them); else nothing usable.
-func readDep(lists [][]witness.Entry, read wire.Op, quorum int, done func(wire.OpID) bool) (wire.OpID, bool) {
-	votes := make(map[wire.OpID]int)
-	for _, list := range lists {
-		var latest *witness.Entry
-		held := make(map[wire.OpID]*witness.Entry)
-		for i := range list {
-			e := &list[i]
-			if e.Op.ID == read.ID {
-				switch {
-				case latest == nil:
-					votes[wire.OpID{}]++
-				case chainHeld(latest, held, done):
-					votes[latest.Op.ID]++
+// namedDeps returns, for each list and each chosen strong read it holds,
+// the read dependency the list names for it, as a witness would: the
+// latest weak write to the read's key before it, provided the list holds
+// that write's session's earlier weak writes before the read too (or done
+// has them); else nothing usable. named[l][r] is nil where list l names
+// nothing for read r; the zero id stands for no write at all.
+func (g *orderGraph) namedDeps(lists [][]witness.Entry, done func(wire.OpID) bool) [][]*wire.OpID {
+	named := make([][]*wire.OpID, len(lists))
+	for l, list := range lists {
+		named[l] = make([]*wire.OpID, len(g.all))
+		at := make(map[wire.OpID]int, len(list))
+		latest := make(map[uint64]int)
+		for i, e := range list {
+			at[e.Op.ID] = i
+			if e.Op.Level == wire.Weak && e.Op.Kind.IsWrite() {
+				latest[e.Op.Key] = i + 1
+				continue
+			}
+			r, ok := g.index[e.Op.ID]
+			if !ok || e.Op.Level != wire.Strong || e.Op.Kind.IsWrite() || named[l][r] != nil {
+				continue
+			}
+			var dep wire.OpID
+			if w := latest[e.Op.Key]; w > 0 {
+				if !chainHeld(&list[w-1], list, at, i, done) {
+					continue
 				}
-				break
+				dep = list[w-1].Op.ID
 			}
-			held[e.Op.ID] = e
-			if e.Op.Level == wire.Weak && e.Op.Kind.IsWrite() && e.Op.Key == read.Key {
-				latest = e
-			}
+			named[l][r] = &dep
 		}
 	}
-	for dep, n := range votes {
-		if n >= quorum {
-			return dep, true
-		}
-	}
-	return wire.OpID{}, false
+	return named
 }
 
-// chainHeld reports whether held (or done) has every earlier weak write of
-// w's session, following the previous weak writes.
-func chainHeld(w *witness.Entry, held map[wire.OpID]*witness.Entry, done func(wire.OpID) bool) bool {
+// readDep returns the write that at least quorum of the lists name as
+// read r's dependency (the zero id: none), if there is one, and which
+// lists name it.
+func readDep(named [][]*wire.OpID, r, quorum int) (wire.OpID, []bool, bool) {
+	for _, candidate := range named {
+		if candidate[r] == nil {
+			continue
+		}
+		dep := *candidate[r]
+		agreeing := make([]bool, len(named))
+		n := 0
+		for l := range named {
+			if d := named[l][r]; d != nil && *d == dep {
+				agreeing[l] = true
+				n++
+			}
+		}
+		if n >= quorum {
+			return dep, agreeing, true
+		}
+	}
+	return wire.OpID{}, nil, false
+}
+
+// chainHeld reports whether list holds before position before (or done
+// has) every earlier weak write of w's session, following the previous
+// weak writes.
+func chainHeld(w *witness.Entry, list []witness.Entry, at map[wire.OpID]int, before int, done func(wire.OpID) bool) bool {
 	for prev := w.PrevWeak; prev != 0; {
 		id := wire.OpID{Session: w.Op.ID.Session, Seq: prev}
 		if done(id) {
 			return true
 		}
-		e, ok := held[id]
-		if !ok {
+		i, ok := at[id]
+		if !ok || i >= before {
 			return false
 		}
-		prev = e.PrevWeak
+		prev = list[i].PrevWeak
 	}
 	return true
-}
-
-// reaching marks the operations from which the orders drawn so far of
-// rank up to maxRank lead to target.
-func (g *orderGraph) reaching(target int, maxRank int32) []bool {
-	into := make([][]int32, len(g.all))
-	for _, e := range g.edges {
-		if e.rank <= maxRank {
-			into[e.to] = append(into[e.to], e.from)
-		}
-	}
-	seen := make([]bool, len(g.all))
-	stack := []int32{int32(target)}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, p := range into[n] {
-			if !seen[p] {
-				seen[p] = true
-				stack = append(stack, p)
-			}
-		}
-	}
-	return seen
 }
 
 // breakCycles keeps, inside each strongly connected set of operations, the
@@ -356,7 +436,8 @@ func (g *orderGraph) reaching(target int, maxRank int32) []bool {
 // Orders between such sets never close one.
 func (g *orderGraph) breakCycles() {
 	comp := g.components()
-	var kept, inner []orderEdge
+	var inner []orderEdge
+	kept := g.edges[:0]
 	for _, e := range g.edges {
 		if comp[e.from] == comp[e.to] {
 			inner = append(inner, e)
@@ -364,6 +445,7 @@ func (g *orderGraph) breakCycles() {
 			kept = append(kept, e)
 		}
 	}
+	g.edges = kept
 	if len(inner) == 0 {
 		return
 	}
@@ -372,10 +454,9 @@ func (g *orderGraph) breakCycles() {
 	for _, e := range inner {
 		if !reaches(after, e.to, e.from) {
 			after[e.from] = append(after[e.from], e.to)
-			kept = append(kept, e)
+			g.edges = append(g.edges, e)
 		}
 	}
-	g.edges = kept
 }
 
 func reaches(after map[int32][]int32, from, to int32) bool {
@@ -397,14 +478,33 @@ func reaches(after map[int32][]int32, from, to int32) bool {
 	return false
 }
 
+// adjacency is the orders drawn as lists of successors, in one array:
+// the successors of i are next[start[i]:start[i+1]].
+type adjacency struct{ start, next []int32 }
+
+func (g *orderGraph) adjacency() adjacency {
+	a := adjacency{start: make([]int32, len(g.all)+1), next: make([]int32, len(g.edges))}
+	for _, e := range g.edges {
+		a.start[e.from+1]++
+	}
+	for i := range len(g.all) {
+		a.start[i+1] += a.start[i]
+	}
+	fill := slices.Clone(a.start[:len(g.all)])
+	for _, e := range g.edges {
+		a.next[fill[e.from]] = e.to
+		fill[e.from]++
+	}
+	return a
+}
+
+func (a adjacency) of(i int) []int32 { return a.next[a.start[i]:a.start[i+1]] }
+
 // components numbers the strongly connected components of the orders drawn
 // (Tarjan's algorithm, without recursion).
 func (g *orderGraph) components() []int {
 	n := len(g.all)
-	after := make([][]int32, n)
-	for _, e := range g.edges {
-		after[e.from] = append(after[e.from], e.to)
-	}
+	after := g.adjacency()
 	index, low, comp := make([]int, n), make([]int, n), make([]int, n)
 	for i := range index {
 		index[i], comp[i] = -1, -1
@@ -425,8 +525,8 @@ func (g *orderGraph) components() []int {
 		for len(calls) > 0 {
 			top := &calls[len(calls)-1]
 			v := top.node
-			if top.next < len(after[v]) {
-				w := int(after[v][top.next])
+			if succ := after.of(v); top.next < len(succ) {
+				w := int(succ[top.next])
 				top.next++
 				switch {
 				case index[w] < 0:
@@ -466,10 +566,9 @@ func (g *orderGraph) components() []int {
 // taking each time the earliest-seen operation whose predecessors are all
 // listed.
 func (g *orderGraph) sort() []witness.Entry {
-	after := make([][]int32, len(g.all))
+	after := g.adjacency()
 	before := make([]int, len(g.all))
 	for _, e := range g.edges {
-		after[e.from] = append(after[e.from], e.to)
 		before[e.to]++
 	}
 	ready := &intHeap{}
@@ -482,7 +581,7 @@ func (g *orderGraph) sort() []witness.Entry {
 	for ready.Len() > 0 {
 		i := heap.Pop(ready).(int)
 		out = append(out, g.all[i])
-		for _, n := range after[i] {
+		for _, n := range after.of(i) {
 			if before[n]--; before[n] == 0 {
 				heap.Push(ready, int(n))
 			}
