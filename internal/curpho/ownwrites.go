@@ -41,21 +41,54 @@ func readable(r *curp.Replica, req *wire.Request) bool {
 // every weak write of req's session before req: it follows the chain of
 // previous weak writes from req.PrevWeak until one that is applied (the
 // leader logs each weak write after its predecessor, so everything before
-// an applied one is applied too).
+// an applied one is applied too) or one whose own chain was found here
+// before (Record.PrevHere).
+//
+// A found chain marks the records it went through, so the next read of the
+// session stops at the first of them: a read costs the writes the session
+// made since the last read that got through, not all of its writes this
+// replica has not applied yet. Those can be thousands per session when
+// nothing commits for a while (no leader, or a leader busy recovering),
+// and every weak read walked all of them.
 func sessionWritesHere(r *curp.Replica, req *wire.Request) bool {
-	for seq := req.PrevWeak; seq != 0; {
-		id := wire.OpID{Session: req.Op.ID.Session, Seq: seq}
-		if _, outcome := r.Store().Lookup(id); outcome != kvstore.Unknown {
-			return true
-		}
-		rec := r.Pool().Get(id)
-		if rec == nil {
-			return false
-		}
+	stop, ok := chainEnd(r, req.Op.ID.Session, req.PrevWeak)
+	if !ok {
+		return false
+	}
+	for seq := req.PrevWeak; seq != stop; {
+		rec := r.Pool().Get(wire.OpID{Session: req.Op.ID.Session, Seq: seq})
+		rec.PrevHere = true
 		seq = rec.PrevWeak
 	}
 	return true
 }
+
+// chainEnd follows the session's chain of weak writes down from seq and
+// returns where it ends here: 0, a write known to the store (applied or
+// forgotten) or the first pooled write already marked PrevHere; ok is false
+// when a write of the chain is neither pooled nor known here.
+func chainEnd(r *curp.Replica, session, seq uint64) (stop uint64, ok bool) {
+	for seq != 0 {
+		chainSteps++
+		id := wire.OpID{Session: session, Seq: seq}
+		if _, outcome := r.Store().Lookup(id); outcome != kvstore.Unknown {
+			return seq, true
+		}
+		rec := r.Pool().Get(id)
+		if rec == nil {
+			return 0, false
+		}
+		if rec.PrevHere {
+			return rec.PrevWeak, true
+		}
+		seq = rec.PrevWeak
+	}
+	return 0, true
+}
+
+// chainSteps counts the records chainEnd looked at, for tests that bound a
+// weak read's work.
+var chainSteps uint64
 
 // serveRead hands a weak read to the floor gate once it is readable, and
 // parks it until then.
@@ -64,29 +97,78 @@ func (x *Replica) serveRead(r *curp.Replica, from wire.NodeID, req *wire.Request
 		x.reads.Serve(r, from, req, answerer(r))
 		return
 	}
-	if !slices.ContainsFunc(x.awaitingWrites, func(h heldRequest) bool { return h.req.Op.ID == req.Op.ID }) {
-		x.awaitingWrites = append(x.awaitingWrites, heldRequest{from, req})
+	session := req.Op.ID.Session
+	parked := x.awaitingWrites[session]
+	if slices.ContainsFunc(parked, func(h heldRequest) bool { return h.req.Op.ID == req.Op.ID }) {
+		return
+	}
+	if len(parked) == 0 {
+		x.awaitingSessions = append(x.awaitingSessions, session)
+	}
+	x.awaitingWrites[session] = append(parked, heldRequest{from, req})
+	x.awaiting++
+}
+
+// releaseWritten passes on the session's parked reads that a write of the
+// session, just pooled, made readable. Only the session's own reads are
+// looked at: its writes are all a read waits for besides what the replica
+// applies (releaseReads).
+func (x *Replica) releaseWritten(r *curp.Replica, session uint64) {
+	if len(x.awaitingWrites[session]) == 0 {
+		return
+	}
+	x.releaseSession(r, session)
+	if len(x.awaitingWrites[session]) == 0 {
+		if i := slices.Index(x.awaitingSessions, session); i >= 0 {
+			x.awaitingSessions = slices.Delete(x.awaitingSessions, i, i+1)
+		}
 	}
 }
 
-// releaseReads passes on, in arrival order, the parked reads that became
-// readable.
-func (x *Replica) releaseReads(r *curp.Replica) {
-	if len(x.awaitingWrites) == 0 {
+// releaseSession passes on, in arrival order, the session's parked reads
+// that became readable.
+func (x *Replica) releaseSession(r *curp.Replica, session uint64) {
+	parked := x.awaitingWrites[session]
+	if len(parked) == 0 {
 		return
 	}
 	var ready []heldRequest
-	kept := x.awaitingWrites[:0]
-	for _, h := range x.awaitingWrites {
+	kept := parked[:0]
+	for _, h := range parked {
 		if readable(r, h.req) {
 			ready = append(ready, h)
 		} else {
 			kept = append(kept, h)
 		}
 	}
-	clear(x.awaitingWrites[len(kept):])
-	x.awaitingWrites = kept
+	clear(parked[len(kept):])
+	x.awaiting -= len(ready)
+	if len(kept) == 0 {
+		delete(x.awaitingWrites, session)
+	} else {
+		x.awaitingWrites[session] = kept
+	}
 	for _, h := range ready {
 		x.reads.Serve(r, h.from, h.req, answerer(r))
 	}
+}
+
+// releaseReads passes on the parked reads of every session that became
+// readable (the replica applied more), sessions in the order they first
+// parked a read, each session's reads in arrival order.
+func (x *Replica) releaseReads(r *curp.Replica) {
+	if x.awaiting == 0 {
+		clear(x.awaitingSessions)
+		x.awaitingSessions = x.awaitingSessions[:0]
+		return
+	}
+	sessions := x.awaitingSessions[:0]
+	for _, s := range x.awaitingSessions {
+		x.releaseSession(r, s)
+		if len(x.awaitingWrites[s]) > 0 {
+			sessions = append(sessions, s)
+		}
+	}
+	clear(x.awaitingSessions[len(sessions):])
+	x.awaitingSessions = sessions
 }

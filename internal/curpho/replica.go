@@ -16,8 +16,13 @@ import (
 type Replica struct {
 	held map[wire.OpID][]heldRequest // keyed by the weak write they wait for
 	// awaitingWrites are weak reads waiting for their session's earlier
-	// weak writes to arrive (see sessionWritesHere).
-	awaitingWrites []heldRequest
+	// weak writes to arrive (see sessionWritesHere), by session, each
+	// session's in arrival order; awaitingSessions lists the sessions that
+	// have some, in the order they parked their first, and awaiting counts
+	// them all.
+	awaitingWrites   map[uint64][]heldRequest
+	awaitingSessions []uint64
+	awaiting         int
 	// readableAt is the applied index awaitingWrites was last looked at.
 	readableAt uint64
 	// reads answers weak reads once the replica reflects their floor.
@@ -33,7 +38,8 @@ var _ curp.Extension = (*Replica)(nil)
 
 // NewReplica returns the extension for one replica.
 func NewReplica() *Replica {
-	return &Replica{held: make(map[wire.OpID][]heldRequest), reads: weakpath.NewReads()}
+	return &Replica{held: make(map[wire.OpID][]heldRequest), reads: weakpath.NewReads(),
+		awaitingWrites: make(map[uint64][]heldRequest)}
 }
 
 // Weak pools a weak write everywhere, acknowledges it from the bound
@@ -47,7 +53,7 @@ func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 		return
 	}
 	r.Pool().Add(op, req.PrevWeak)
-	x.releaseReads(r)
+	x.releaseWritten(r, op.ID.Session)
 	if req.Flags&wire.FlagReplyWanted != 0 {
 		r.Reply(from, &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true})
 	}
@@ -274,7 +280,7 @@ func (*Replica) ReadsShowPool() bool { return true }
 
 // Metrics implements curp.Extension.
 func (x *Replica) Metrics(m *protocol.CURPMetrics) {
-	m.ParkedReads = x.reads.Parked() + len(x.awaitingWrites)
+	m.ParkedReads = x.reads.Parked() + x.awaiting
 	for _, hs := range x.held {
 		m.HeldRequests += len(hs)
 	}

@@ -22,6 +22,11 @@ type Record struct {
 	// InLog is the index of the raft log entry that keeps the record
 	// across a restart (AddInLog); 0 when the pool's Log keeps it.
 	InLog uint64
+	// PrevHere is set by a weak path that found every weak write of the
+	// session before this one (the chain of PrevWeak) pooled or applied on
+	// this replica. It stays true: a record leaves the pool only once its
+	// operation is applied or forgotten, which the chain accepts as well.
+	PrevHere bool
 }
 
 // Pool holds unapplied operations. Not safe for concurrent use.
