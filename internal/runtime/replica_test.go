@@ -45,6 +45,10 @@ type fakeCore struct {
 	// fromSelf counts the notes stepped back.
 	slowDisk *gate
 	fromSelf int
+	// clientCost is the CPU time each client request takes to step (a
+	// busy wait); tickAt records when each tick was stepped.
+	clientCost time.Duration
+	tickAt     []time.Time
 }
 
 // gate is a disk sync that takes as long as a test wants: it reports its
@@ -80,6 +84,8 @@ func (c *fakeCore) Step(from wire.NodeID, m wire.Message) {
 	if c.stepAt.IsZero() {
 		c.stepAt = time.Now()
 	}
+	for start := time.Now(); time.Since(start) < c.clientCost; {
+	}
 	c.batch = append(c.batch, wire.Envelope{To: from, Msg: &wire.Reply{
 		Kind: wire.ReplySync, ID: req.Op.ID, Leader: replicaID, Found: true, Value: req.Op.Value,
 	}})
@@ -92,6 +98,7 @@ func (c *fakeCore) Tick() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ticks++
+	c.tickAt = append(c.tickAt, time.Now())
 	if c.proposeEvery > 0 && c.ticks%c.proposeEvery == 0 {
 		c.batch = append(c.batch, wire.Envelope{To: clientID, Msg: &wire.Reply{Kind: wire.ReplySync}})
 		c.proposed++
@@ -279,6 +286,56 @@ func TestReplicaRunServesRequests(t *testing.T) {
 				"the batch was flushed before its delay expired")
 		})
 	}
+}
+
+// TestClientFloodDoesNotHoldBackTicks: a flood of client requests that are
+// each expensive to step (200 µs) must not stretch a round: the loop takes
+// a tick, and sends what the core has for its peers, only between rounds,
+// so a leader's heartbeats and a follower's acknowledgements and votes
+// would wait behind the flood. 3,000 such requests are 600 ms of work; with
+// rounds bounded by count alone they made one round, and no tick came in
+// between. The ticks (5 ms each) must keep coming: no gap of 150 ms (a margin for
+// a machine busy with other work).
+func TestClientFloodDoesNotHoldBackTicks(t *testing.T) {
+	core := &fakeCore{clientCost: 200 * time.Microsecond}
+	r := newFakeReplica(t, core, 0)
+	run(t, r)
+	cl, replies := dialClient(t, r)
+	t.Cleanup(func() { cl.Close() })
+
+	const n = 3000
+	for i := range n {
+		cl.Send(replicaID, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 7, Seq: uint64(i + 1)}, Kind: wire.Get}})
+	}
+	var first, last time.Time
+	for i := range n {
+		select {
+		case <-replies:
+			if i == 0 {
+				first = time.Now()
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d replies of %d", i, n)
+		}
+	}
+	last = time.Now()
+
+	core.mu.Lock()
+	defer core.mu.Unlock()
+	var gap time.Duration
+	var during int
+	for i, at := range core.tickAt {
+		if at.Before(first) || at.After(last) {
+			continue
+		}
+		during++
+		if i > 0 {
+			gap = max(gap, at.Sub(core.tickAt[i-1]))
+		}
+	}
+	require.Greater(t, during, 0, "no tick while the flood was answered (%v)", last.Sub(first))
+	require.Less(t, gap, 150*time.Millisecond,
+		"the loop went %v without a tick while it stepped client requests", gap)
 }
 
 // TestSlowDiskDoesNotStopTheLoop: while a write syncs, the loop goes on
