@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/hybridkv/hybridkv/client"
 	"github.com/hybridkv/hybridkv/internal/cluster"
 	"github.com/hybridkv/hybridkv/internal/config"
 	"github.com/hybridkv/hybridkv/internal/protocol"
@@ -481,4 +482,99 @@ func TestReplicaStatusElectsLeader(t *testing.T) {
 		}
 		return self
 	}, 5*time.Second, 10*time.Millisecond, "no leader that every replica agrees on")
+}
+
+// TestWeakFloodKeepsTheLeader: a CURP-HO follower that receives nothing
+// but weak operations, as many as its client can pipeline, stays the
+// follower of the leader it had: its work for clients must not hold back
+// raft's messages long enough for an election timer to fire anywhere.
+func TestWeakFloodKeepsTheLeader(t *testing.T) {
+	cfg := config.Default()
+	cfg.Protocol = config.ProtocolCURPHO
+	cfg.Network.OneWayMs = 1
+	cfg.Storage.Fsync = false
+	require.NoError(t, cluster.FreePorts(&cfg))
+	l, err := cluster.StartLocal(&cfg, t.TempDir(), nil)
+	require.NoError(t, err)
+	t.Cleanup(l.Stop)
+
+	agreed := func() (leader wire.NodeID, term uint64) {
+		sts := l.Statuses()
+		for _, st := range sts {
+			if st.Leader == 0 || st.Leader != sts[0].Leader || st.Term != sts[0].Term {
+				return 0, 0
+			}
+		}
+		return sts[0].Leader, sts[0].Term
+	}
+	var leader wire.NodeID
+	var term uint64
+	require.Eventually(t, func() bool { leader, term = agreed(); return leader != 0 },
+		5*time.Second, 10*time.Millisecond, "no leader that every replica agrees on")
+
+	site := ""
+	for _, r := range cfg.Replicas {
+		if wire.NodeID(r.ID) != leader {
+			site = r.Site
+			break
+		}
+	}
+	cc, err := cluster.ClientConfig(&cfg, site)
+	require.NoError(t, err)
+	c, err := client.New(cc)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+
+	const sessions, inFlight = 32, 16
+	var done, failed atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range sessions {
+		s := c.NewSession()
+		sem := make(chan struct{}, inFlight)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					for range inFlight {
+						sem <- struct{}{}
+					}
+					return
+				case sem <- struct{}{}:
+				}
+				kind, value := client.Get, []byte(nil)
+				if n%10 == 0 {
+					kind, value = client.Put, []byte("v")
+				}
+				s.Submit(kind, uint64((i*7+n)%64), value, client.Weak, func(r client.Result) {
+					if r.Err != nil {
+						failed.Add(1)
+					}
+					done.Add(1)
+					<-sem
+				})
+			}
+		}()
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, st := range l.Statuses() {
+			if st.Leader != 0 && (st.Leader != leader || st.Term != term) {
+				close(stop)
+				wg.Wait()
+				t.Fatalf("replica %d: leader %d term %d, was %d term %d, %d weak operations in",
+					st.ID, st.Leader, st.Term, leader, term, done.Load())
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	require.Zero(t, failed.Load(), "weak operations failed")
+	require.Greater(t, done.Load(), int64(1000), "too few weak operations to flood anything")
+	t.Logf("%d weak operations through replica site %s, leader %d term %d throughout", done.Load(), site, leader, term)
+	l2, t2 := agreed()
+	require.Equal(t, [2]uint64{uint64(leader), term}, [2]uint64{uint64(l2), t2}, "the replicas changed leader")
 }
