@@ -28,13 +28,13 @@ import (
 // readable reports whether a weak read may go on to the floor gate: the
 // replica holds the session's earlier weak writes and has applied the
 // writes it read on the fast path.
-func readable(r *curp.Replica, req *wire.Request) bool {
+func (x *Replica) readable(r *curp.Replica, req *wire.Request) bool {
 	for _, id := range req.ReadAfter {
 		if _, outcome := r.Store().Lookup(id); outcome == kvstore.Unknown {
 			return false
 		}
 	}
-	return sessionWritesHere(r, req)
+	return x.sessionWritesHere(r, req)
 }
 
 // sessionWritesHere reports whether this replica holds, pooled or applied,
@@ -50,8 +50,8 @@ func readable(r *curp.Replica, req *wire.Request) bool {
 // replica has not applied yet. Those can be thousands per session when
 // nothing commits for a while (no leader, or a leader busy recovering),
 // and every weak read walked all of them.
-func sessionWritesHere(r *curp.Replica, req *wire.Request) bool {
-	stop, ok := chainEnd(r, req.Op.ID.Session, req.PrevWeak)
+func (x *Replica) sessionWritesHere(r *curp.Replica, req *wire.Request) bool {
+	stop, ok := x.chainEnd(r, req.Op.ID.Session, req.PrevWeak)
 	if !ok {
 		return false
 	}
@@ -67,9 +67,9 @@ func sessionWritesHere(r *curp.Replica, req *wire.Request) bool {
 // returns where it ends here: 0, a write known to the store (applied or
 // forgotten) or the first pooled write already marked PrevHere; ok is false
 // when a write of the chain is neither pooled nor known here.
-func chainEnd(r *curp.Replica, session, seq uint64) (stop uint64, ok bool) {
+func (x *Replica) chainEnd(r *curp.Replica, session, seq uint64) (stop uint64, ok bool) {
 	for seq != 0 {
-		chainSteps++
+		x.work.chainSteps++
 		id := wire.OpID{Session: session, Seq: seq}
 		if _, outcome := r.Store().Lookup(id); outcome != kvstore.Unknown {
 			return seq, true
@@ -86,15 +86,11 @@ func chainEnd(r *curp.Replica, session, seq uint64) (stop uint64, ok bool) {
 	return 0, true
 }
 
-// chainSteps counts the records chainEnd looked at, for tests that bound a
-// weak read's work.
-var chainSteps uint64
-
 // serveRead hands a weak read to the floor gate once it is readable, and
 // parks it until then.
 func (x *Replica) serveRead(r *curp.Replica, from wire.NodeID, req *wire.Request) {
-	if readable(r, req) {
-		x.reads.Serve(r, from, req, answerer(r))
+	if x.readable(r, req) {
+		x.reads.Serve(r, from, req, x.answerer(r))
 		return
 	}
 	session := req.Op.ID.Session
@@ -135,7 +131,7 @@ func (x *Replica) releaseSession(r *curp.Replica, session uint64) {
 	var ready []heldRequest
 	kept := parked[:0]
 	for _, h := range parked {
-		if readable(r, h.req) {
+		if x.readable(r, h.req) {
 			ready = append(ready, h)
 		} else {
 			kept = append(kept, h)
@@ -149,7 +145,7 @@ func (x *Replica) releaseSession(r *curp.Replica, session uint64) {
 		x.awaitingWrites[session] = kept
 	}
 	for _, h := range ready {
-		x.reads.Serve(r, h.from, h.req, answerer(r))
+		x.reads.Serve(r, h.from, h.req, x.answerer(r))
 	}
 }
 

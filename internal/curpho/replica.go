@@ -27,6 +27,15 @@ type Replica struct {
 	readableAt uint64
 	// reads answers weak reads once the replica reflects their floor.
 	reads *weakpath.Reads
+	work  work
+}
+
+// work counts the pooled records weak reads looked at, for tests that
+// bound a weak read's work: chainSteps along the session's chain of weak
+// writes (sessionWritesHere), ownWriteSteps among the writes on the read's
+// key (latestOwnWrite).
+type work struct {
+	chainSteps, ownWriteSteps uint64
 }
 
 type heldRequest struct {
@@ -64,13 +73,13 @@ func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 
 // weakRead answers from the session's latest pooled earlier weak write on
 // the key, else from the applied state. ReadDep names the pooled write it returned.
-func weakRead(r *curp.Replica, op *wire.Op) *wire.Reply {
+func (x *Replica) weakRead(r *curp.Replica, op *wire.Op) *wire.Reply {
 	// Only weak writes the session issued before the read. A later write
 	// is not in the read's causal past. A pending strong write is not
 	// ordered with the session's weak writes (PrevWeak chains weak writes
 	// only): reading it would make a later weak write depend on it while
 	// the leader may log them the other way round.
-	own := latestOwnWrite(r.Pool(), op)
+	own := latestOwnWrite(r.Pool(), op, &x.work)
 	st := r.Store()
 	rep := &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true, Applied: st.Applied()}
 	if own != nil {
@@ -86,10 +95,11 @@ func weakRead(r *curp.Replica, op *wire.Op) *wire.Reply {
 // key issued before op, by the session's order: the leader logs them in
 // that order, so it is the one the read must see. Not by arrival: a write
 // re-sent after a timeout reaches a replica after the session's next one.
-func latestOwnWrite(pool *witness.Pool, op *wire.Op) *witness.Record {
+func latestOwnWrite(pool *witness.Pool, op *wire.Op, work *work) *witness.Record {
 	var own *witness.Record
-	pool.Key(op.Key, func(rec *witness.Record) {
-		if id := rec.Op.ID; id.Session == op.ID.Session && id.Seq < op.ID.Seq && isWeakWrite(rec) &&
+	pool.SessionKey(op.ID.Session, op.Key, func(rec *witness.Record) {
+		work.ownWriteSteps++
+		if id := rec.Op.ID; id.Seq < op.ID.Seq && isWeakWrite(rec) &&
 			(own == nil || id.Seq > own.Op.ID.Seq) {
 			own = rec
 		}
@@ -244,13 +254,13 @@ func (x *Replica) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kv
 	}
 }
 
-func answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, weakpath.Verdict) {
+func (x *Replica) answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, weakpath.Verdict) {
 	return func(from wire.NodeID, req *wire.Request, v weakpath.Verdict) {
 		if v == weakpath.Lost {
 			r.Reply(from, weakpath.LostReply(req.Op.ID))
 			return
 		}
-		r.Reply(from, weakRead(r, &req.Op))
+		r.Reply(from, x.weakRead(r, &req.Op))
 	}
 }
 
@@ -267,7 +277,7 @@ func (x *Replica) Settled(r *curp.Replica) {
 		x.readableAt = applied
 		x.releaseReads(r)
 	}
-	x.reads.Release(r, answerer(r))
+	x.reads.Release(r, x.answerer(r))
 }
 
 // LeaderPools implements curp.Extension: a CURP-HO leader pools a weak
