@@ -28,72 +28,143 @@ import (
 // readable reports whether a weak read may go on to the floor gate: the
 // replica holds the session's earlier weak writes and has applied the
 // writes it read on the fast path.
-func readable(r *curp.Replica, req *wire.Request) bool {
+func (x *Replica) readable(r *curp.Replica, req *wire.Request) bool {
 	for _, id := range req.ReadAfter {
 		if _, outcome := r.Store().Lookup(id); outcome == kvstore.Unknown {
 			return false
 		}
 	}
-	return sessionWritesHere(r, req)
+	return x.sessionWritesHere(r, req)
 }
 
 // sessionWritesHere reports whether this replica holds, pooled or applied,
 // every weak write of req's session before req: it follows the chain of
 // previous weak writes from req.PrevWeak until one that is applied (the
 // leader logs each weak write after its predecessor, so everything before
-// an applied one is applied too).
-func sessionWritesHere(r *curp.Replica, req *wire.Request) bool {
-	return chainHere(r, req.Op.ID.Session, req.PrevWeak)
-}
-
-// chainHere reports whether this replica holds, pooled or applied, weak
-// write prev of session and every one before it, following the chain of
-// previous weak writes until one that is applied.
-func chainHere(r *curp.Replica, session, prev uint64) bool {
-	for seq := prev; seq != 0; {
-		id := wire.OpID{Session: session, Seq: seq}
-		if _, outcome := r.Store().Lookup(id); outcome != kvstore.Unknown {
-			return true
-		}
-		rec := r.Pool().Get(id)
-		if rec == nil {
-			return false
-		}
+// an applied one is applied too) or one whose own chain was found here
+// before (Record.PrevHere).
+//
+// A found chain marks the records it went through, so the next read of the
+// session stops at the first of them: a read costs the writes the session
+// made since the last read that got through, not all of its writes this
+// replica has not applied yet. Those can be thousands per session when
+// nothing commits for a while (no leader, or a leader busy recovering),
+// and every weak read walked all of them.
+func (x *Replica) sessionWritesHere(r *curp.Replica, req *wire.Request) bool {
+	stop, ok := x.chainEnd(r, req.Op.ID.Session, req.PrevWeak)
+	if !ok {
+		return false
+	}
+	for seq := req.PrevWeak; seq != stop; {
+		rec := r.Pool().Get(wire.OpID{Session: req.Op.ID.Session, Seq: seq})
+		rec.PrevHere = true
 		seq = rec.PrevWeak
 	}
 	return true
 }
 
+// chainEnd follows the session's chain of weak writes down from seq and
+// returns where it ends here: 0, a write known to the store (applied or
+// forgotten) or the first pooled write already marked PrevHere; ok is false
+// when a write of the chain is neither pooled nor known here.
+func (x *Replica) chainEnd(r *curp.Replica, session, seq uint64) (stop uint64, ok bool) {
+	for seq != 0 {
+		x.work.chainSteps++
+		id := wire.OpID{Session: session, Seq: seq}
+		if _, outcome := r.Store().Lookup(id); outcome != kvstore.Unknown {
+			return seq, true
+		}
+		rec := r.Pool().Get(id)
+		if rec == nil {
+			return 0, false
+		}
+		if rec.PrevHere {
+			return rec.PrevWeak, true
+		}
+		seq = rec.PrevWeak
+	}
+	return 0, true
+}
+
 // serveRead hands a weak read to the floor gate once it is readable, and
 // parks it until then.
 func (x *Replica) serveRead(r *curp.Replica, from wire.NodeID, req *wire.Request) {
-	if readable(r, req) {
-		x.reads.Serve(r, from, req, answerer(r))
+	if x.readable(r, req) {
+		x.reads.Serve(r, from, req, x.answerer(r))
 		return
 	}
-	if !slices.ContainsFunc(x.awaitingWrites, func(h heldRequest) bool { return h.req.Op.ID == req.Op.ID }) {
-		x.awaitingWrites = append(x.awaitingWrites, heldRequest{from, req})
+	session := req.Op.ID.Session
+	parked := x.awaitingWrites[session]
+	if slices.ContainsFunc(parked, func(h heldRequest) bool { return h.req.Op.ID == req.Op.ID }) {
+		return
+	}
+	if len(parked) == 0 {
+		x.awaitingSessions = append(x.awaitingSessions, session)
+	}
+	x.awaitingWrites[session] = append(parked, heldRequest{from, req})
+	x.awaiting++
+}
+
+// releaseWritten passes on the session's parked reads that a write of the
+// session, just pooled, made readable. Only the session's own reads are
+// looked at: its writes are all a read waits for besides what the replica
+// applies (releaseReads).
+func (x *Replica) releaseWritten(r *curp.Replica, session uint64) {
+	if len(x.awaitingWrites[session]) == 0 {
+		return
+	}
+	x.releaseSession(r, session)
+	if len(x.awaitingWrites[session]) == 0 {
+		if i := slices.Index(x.awaitingSessions, session); i >= 0 {
+			x.awaitingSessions = slices.Delete(x.awaitingSessions, i, i+1)
+		}
 	}
 }
 
-// releaseReads passes on, in arrival order, the parked reads that became
-// readable.
-func (x *Replica) releaseReads(r *curp.Replica) {
-	if len(x.awaitingWrites) == 0 {
+// releaseSession passes on, in arrival order, the session's parked reads
+// that became readable.
+func (x *Replica) releaseSession(r *curp.Replica, session uint64) {
+	parked := x.awaitingWrites[session]
+	if len(parked) == 0 {
 		return
 	}
 	var ready []heldRequest
-	kept := x.awaitingWrites[:0]
-	for _, h := range x.awaitingWrites {
-		if readable(r, h.req) {
+	kept := parked[:0]
+	for _, h := range parked {
+		if x.readable(r, h.req) {
 			ready = append(ready, h)
 		} else {
 			kept = append(kept, h)
 		}
 	}
-	clear(x.awaitingWrites[len(kept):])
-	x.awaitingWrites = kept
-	for _, h := range ready {
-		x.reads.Serve(r, h.from, h.req, answerer(r))
+	clear(parked[len(kept):])
+	x.awaiting -= len(ready)
+	if len(kept) == 0 {
+		delete(x.awaitingWrites, session)
+	} else {
+		x.awaitingWrites[session] = kept
 	}
+	for _, h := range ready {
+		x.reads.Serve(r, h.from, h.req, x.answerer(r))
+	}
+}
+
+// releaseReads passes on the parked reads of every session that became
+// readable (the replica applied more), sessions in the order they first
+// parked a read, each session's reads in arrival order.
+func (x *Replica) releaseReads(r *curp.Replica) {
+	if x.awaiting == 0 {
+		clear(x.awaitingSessions)
+		x.awaitingSessions = x.awaitingSessions[:0]
+		return
+	}
+	sessions := x.awaitingSessions[:0]
+	for _, s := range x.awaitingSessions {
+		x.releaseSession(r, s)
+		if len(x.awaitingWrites[s]) > 0 {
+			sessions = append(sessions, s)
+		}
+	}
+	clear(x.awaitingSessions[len(sessions):])
+	x.awaitingSessions = sessions
 }

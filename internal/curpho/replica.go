@@ -16,12 +16,26 @@ import (
 type Replica struct {
 	held map[wire.OpID][]heldRequest // keyed by the weak write they wait for
 	// awaitingWrites are weak reads waiting for their session's earlier
-	// weak writes to arrive (see sessionWritesHere).
-	awaitingWrites []heldRequest
+	// weak writes to arrive (see sessionWritesHere), by session, each
+	// session's in arrival order; awaitingSessions lists the sessions that
+	// have some, in the order they parked their first, and awaiting counts
+	// them all.
+	awaitingWrites   map[uint64][]heldRequest
+	awaitingSessions []uint64
+	awaiting         int
 	// readableAt is the applied index awaitingWrites was last looked at.
 	readableAt uint64
 	// reads answers weak reads once the replica reflects their floor.
 	reads *weakpath.Reads
+	work  work
+}
+
+// work counts the pooled records weak reads looked at, for tests that
+// bound a weak read's work: chainSteps along the session's chain of weak
+// writes (sessionWritesHere), ownWriteSteps among the writes on the read's
+// key (latestOwnWrite).
+type work struct {
+	chainSteps, ownWriteSteps uint64
 }
 
 type heldRequest struct {
@@ -33,7 +47,8 @@ var _ curp.Extension = (*Replica)(nil)
 
 // NewReplica returns the extension for one replica.
 func NewReplica() *Replica {
-	return &Replica{held: make(map[wire.OpID][]heldRequest), reads: weakpath.NewReads()}
+	return &Replica{held: make(map[wire.OpID][]heldRequest), reads: weakpath.NewReads(),
+		awaitingWrites: make(map[uint64][]heldRequest)}
 }
 
 // Weak pools a weak write everywhere, acknowledges it from the bound
@@ -47,7 +62,7 @@ func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 		return
 	}
 	r.Pool().Add(op, req.PrevWeak)
-	x.releaseReads(r)
+	x.releaseWritten(r, op.ID.Session)
 	if req.Flags&wire.FlagReplyWanted != 0 {
 		r.Reply(from, &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true})
 	}
@@ -58,13 +73,13 @@ func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 
 // weakRead answers from the session's latest pooled earlier weak write on
 // the key, else from the applied state. ReadDep names the pooled write it returned.
-func weakRead(r *curp.Replica, op *wire.Op) *wire.Reply {
+func (x *Replica) weakRead(r *curp.Replica, op *wire.Op) *wire.Reply {
 	// Only weak writes the session issued before the read. A later write
 	// is not in the read's causal past. A pending strong write is not
 	// ordered with the session's weak writes (PrevWeak chains weak writes
 	// only): reading it would make a later weak write depend on it while
 	// the leader may log them the other way round.
-	own := latestOwnWrite(r.Pool(), op)
+	own := latestOwnWrite(r.Pool(), op, &x.work)
 	st := r.Store()
 	rep := &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true, Applied: st.Applied()}
 	if own != nil {
@@ -80,10 +95,11 @@ func weakRead(r *curp.Replica, op *wire.Op) *wire.Reply {
 // key issued before op, by the session's order: the leader logs them in
 // that order, so it is the one the read must see. Not by arrival: a write
 // re-sent after a timeout reaches a replica after the session's next one.
-func latestOwnWrite(pool *witness.Pool, op *wire.Op) *witness.Record {
+func latestOwnWrite(pool *witness.Pool, op *wire.Op, work *work) *witness.Record {
 	var own *witness.Record
-	pool.Key(op.Key, func(rec *witness.Record) {
-		if id := rec.Op.ID; id.Session == op.ID.Session && id.Seq < op.ID.Seq && isWeakWrite(rec) &&
+	pool.SessionKey(op.ID.Session, op.Key, func(rec *witness.Record) {
+		work.ownWriteSteps++
+		if id := rec.Op.ID; id.Seq < op.ID.Seq && isWeakWrite(rec) &&
 			(own == nil || id.Seq > own.Op.ID.Seq) {
 			own = rec
 		}
@@ -144,7 +160,7 @@ func (*Replica) Conflicts(rec *witness.Record, _ *wire.Op) bool {
 // earlier weak writes applied here and, for a read, the latest pooled weak
 // write on the key: at a witness the latest to arrive, at the leader the
 // latest its log holds ahead of the read, whose value the leader returns.
-func (*Replica) Annotate(r *curp.Replica, op *wire.Op, rep *wire.Reply) {
+func (x *Replica) Annotate(r *curp.Replica, op *wire.Op, rep *wire.Reply) {
 	r.Pool().Session(op.ID.Session, func(rec *witness.Record) {
 		if rec.Op.Level == wire.Weak && rec.Op.Kind.IsWrite() {
 			rep.Deps = append(rep.Deps, rec.Op.ID.Seq)
@@ -157,7 +173,7 @@ func (*Replica) Annotate(r *curp.Replica, op *wire.Op, rep *wire.Reply) {
 	}
 	if rep.Kind != wire.ReplySpeculative {
 		if dep := r.Pool().Latest(op.Key, isWeakWrite); dep != nil {
-			rep.ReadDep = witnessedDep(r, dep)
+			rep.ReadDep = x.witnessedDep(r, dep)
 		}
 		return
 	}
@@ -179,8 +195,8 @@ func (*Replica) Annotate(r *curp.Replica, op *wire.Op, rep *wire.Reply) {
 // that earlier write would hold dep back for it and replay the read, which
 // returned dep's value, before dep. Its session's id with sequence 0 never
 // matches the leader's dependency, nor the absence of one.
-func witnessedDep(r *curp.Replica, dep *witness.Record) wire.OpID {
-	if !chainHere(r, dep.Op.ID.Session, dep.PrevWeak) {
+func (x *Replica) witnessedDep(r *curp.Replica, dep *witness.Record) wire.OpID {
+	if _, ok := x.chainEnd(r, dep.Op.ID.Session, dep.PrevWeak); !ok {
 		return wire.OpID{Session: dep.Op.ID.Session}
 	}
 	return dep.Op.ID
@@ -254,13 +270,13 @@ func (x *Replica) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kv
 	}
 }
 
-func answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, weakpath.Verdict) {
+func (x *Replica) answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, weakpath.Verdict) {
 	return func(from wire.NodeID, req *wire.Request, v weakpath.Verdict) {
 		if v == weakpath.Lost {
 			r.Reply(from, weakpath.LostReply(req.Op.ID))
 			return
 		}
-		r.Reply(from, weakRead(r, &req.Op))
+		r.Reply(from, x.weakRead(r, &req.Op))
 	}
 }
 
@@ -277,7 +293,7 @@ func (x *Replica) Settled(r *curp.Replica) {
 		x.readableAt = applied
 		x.releaseReads(r)
 	}
-	x.reads.Release(r, answerer(r))
+	x.reads.Release(r, x.answerer(r))
 }
 
 // LeaderPools implements curp.Extension: a CURP-HO leader pools a weak
@@ -290,7 +306,7 @@ func (*Replica) ReadsShowPool() bool { return true }
 
 // Metrics implements curp.Extension.
 func (x *Replica) Metrics(m *protocol.CURPMetrics) {
-	m.ParkedReads = x.reads.Parked() + len(x.awaitingWrites)
+	m.ParkedReads = x.reads.Parked() + x.awaiting
 	for _, hs := range x.held {
 		m.HeldRequests += len(hs)
 	}

@@ -20,6 +20,20 @@ import (
 // under 3 x 256 sessions let election timeouts fire one after another.
 const clientsPerRound = 4096
 
+// roundBudget and clientChunk bound a round by time as well: the loop
+// takes clients' messages clientChunk at a time, every replica's message
+// that arrived meanwhile with them, and ends the round once it has spent
+// roundBudget. A count alone did not bound it: when a client message costs
+// hundreds of microseconds (CURP-HO replicas holding thousands of weak
+// writes no leader had logged yet), 4,096 of them made a round of a
+// second. Only between rounds does the loop take a tick and send what
+// the core has to say, so raft's heartbeats, votes and acknowledgements
+// waited that long behind client requests, and its election timers fired.
+const (
+	roundBudget = 5 * time.Millisecond
+	clientChunk = 16
+)
+
 // ReplicaConfig describes one replica process's loop.
 type ReplicaConfig struct {
 	Core      protocol.Replica
@@ -130,9 +144,7 @@ func (r *Replica) Run(ctx context.Context) error {
 			reply <- core.Metrics()
 			continue
 		}
-		for _, in := range r.inbox.TakeUpTo(clientsPerRound) {
-			core.Step(in.From, in.Msg)
-		}
+		r.stepRound(core)
 		if core.Pending() {
 			switch {
 			case r.cfg.BatchDelay <= 0:
@@ -146,6 +158,26 @@ func (r *Replica) Run(ctx context.Context) error {
 		core.Advance()
 		st := core.Status()
 		r.status.Store(&st)
+	}
+}
+
+// stepRound steps what the inbox holds: every replica's message, and
+// clients' messages until the round has taken clientsPerRound of them or
+// spent roundBudget. What is left waits for the next round, whose wake-up
+// the inbox posts.
+func (r *Replica) stepRound(core protocol.Replica) {
+	start := time.Now()
+	for taken := 0; taken < clientsPerRound; {
+		msgs := r.inbox.TakeUpTo(min(clientChunk, clientsPerRound-taken))
+		for _, in := range msgs {
+			if in.From.IsClient() {
+				taken++
+			}
+			core.Step(in.From, in.Msg)
+		}
+		if len(msgs) < clientChunk || time.Since(start) >= roundBudget {
+			return
+		}
 	}
 }
 

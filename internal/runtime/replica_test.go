@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/hybridkv/hybridkv/client"
 	"github.com/hybridkv/hybridkv/internal/cluster"
 	"github.com/hybridkv/hybridkv/internal/config"
 	"github.com/hybridkv/hybridkv/internal/protocol"
@@ -45,6 +46,12 @@ type fakeCore struct {
 	// fromSelf counts the notes stepped back.
 	slowDisk *gate
 	fromSelf int
+	// clientCost is the time each client request takes to step (a busy
+	// wait); clientSteps counts the client requests stepped, and tickSteps
+	// holds that count at each tick.
+	clientCost  time.Duration
+	clientSteps int
+	tickSteps   []int
 }
 
 // gate is a disk sync that takes as long as a test wants: it reports its
@@ -80,6 +87,11 @@ func (c *fakeCore) Step(from wire.NodeID, m wire.Message) {
 	if c.stepAt.IsZero() {
 		c.stepAt = time.Now()
 	}
+	if from.IsClient() {
+		c.clientSteps++
+	}
+	for start := time.Now(); time.Since(start) < c.clientCost; {
+	}
 	c.batch = append(c.batch, wire.Envelope{To: from, Msg: &wire.Reply{
 		Kind: wire.ReplySync, ID: req.Op.ID, Leader: replicaID, Found: true, Value: req.Op.Value,
 	}})
@@ -92,6 +104,7 @@ func (c *fakeCore) Tick() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ticks++
+	c.tickSteps = append(c.tickSteps, c.clientSteps)
 	if c.proposeEvery > 0 && c.ticks%c.proposeEvery == 0 {
 		c.batch = append(c.batch, wire.Envelope{To: clientID, Msg: &wire.Reply{Kind: wire.ReplySync}})
 		c.proposed++
@@ -281,6 +294,46 @@ func TestReplicaRunServesRequests(t *testing.T) {
 	}
 }
 
+// TestClientFloodDoesNotHoldBackTicks: a flood of client requests that are
+// each expensive to step (200 µs) must not stretch a round: the loop takes
+// a tick, and sends what the core has for its peers, only between rounds,
+// so a leader's heartbeats and a follower's acknowledgements and votes
+// would wait behind the flood. 3,000 such requests are 600 ms of work; with
+// rounds bounded by count alone, nearly all of them made one round, with no
+// tick in between. Rounds of at most 5 ms take about 25 of them, and a tick
+// comes every few rounds. Counted in requests stepped between two ticks,
+// not in time, so a machine busy with other work does not fail the test.
+func TestClientFloodDoesNotHoldBackTicks(t *testing.T) {
+	core := &fakeCore{clientCost: 200 * time.Microsecond}
+	r := newFakeReplica(t, core, 0)
+	run(t, r)
+	cl, replies := dialClient(t, r)
+	t.Cleanup(func() { cl.Close() })
+
+	const n = 3000
+	for i := range n {
+		cl.Send(replicaID, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 7, Seq: uint64(i + 1)}, Kind: wire.Get}})
+	}
+	for i := range n {
+		select {
+		case <-replies:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%d replies of %d", i, n)
+		}
+	}
+
+	core.mu.Lock()
+	defer core.mu.Unlock()
+	require.Equal(t, n, core.clientSteps)
+	most, prev := 0, 0
+	for _, steps := range append(core.tickSteps, core.clientSteps) {
+		most = max(most, steps-prev)
+		prev = steps
+	}
+	require.Less(t, most, 500,
+		"the loop stepped %d client requests without a tick in between", most)
+}
+
 // TestSlowDiskDoesNotStopTheLoop: while a write syncs, the loop goes on
 // (it keeps ticking the core) and what waited for the write stays back;
 // once the write is done, the reply goes to the client and the note
@@ -424,4 +477,99 @@ func TestReplicaStatusElectsLeader(t *testing.T) {
 		}
 		return self
 	}, 5*time.Second, 10*time.Millisecond, "no leader that every replica agrees on")
+}
+
+// TestWeakFloodKeepsTheLeader: a CURP-HO follower that receives nothing
+// but weak operations, as many as its client can pipeline, stays the
+// follower of the leader it had: its work for clients must not hold back
+// raft's messages long enough for an election timer to fire anywhere.
+func TestWeakFloodKeepsTheLeader(t *testing.T) {
+	cfg := config.Default()
+	cfg.Protocol = config.ProtocolCURPHO
+	cfg.Network.OneWayMs = 1
+	cfg.Storage.Fsync = false
+	require.NoError(t, cluster.FreePorts(&cfg))
+	l, err := cluster.StartLocal(&cfg, t.TempDir(), nil)
+	require.NoError(t, err)
+	t.Cleanup(l.Stop)
+
+	agreed := func() (leader wire.NodeID, term uint64) {
+		sts := l.Statuses()
+		for _, st := range sts {
+			if st.Leader == 0 || st.Leader != sts[0].Leader || st.Term != sts[0].Term {
+				return 0, 0
+			}
+		}
+		return sts[0].Leader, sts[0].Term
+	}
+	var leader wire.NodeID
+	var term uint64
+	require.Eventually(t, func() bool { leader, term = agreed(); return leader != 0 },
+		5*time.Second, 10*time.Millisecond, "no leader that every replica agrees on")
+
+	site := ""
+	for _, r := range cfg.Replicas {
+		if wire.NodeID(r.ID) != leader {
+			site = r.Site
+			break
+		}
+	}
+	cc, err := cluster.ClientConfig(&cfg, site)
+	require.NoError(t, err)
+	c, err := client.New(cc)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+
+	const sessions, inFlight = 32, 16
+	var done, failed atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range sessions {
+		s := c.NewSession()
+		sem := make(chan struct{}, inFlight)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					for range inFlight {
+						sem <- struct{}{}
+					}
+					return
+				case sem <- struct{}{}:
+				}
+				kind, value := client.Get, []byte(nil)
+				if n%10 == 0 {
+					kind, value = client.Put, []byte("v")
+				}
+				s.Submit(kind, uint64((i*7+n)%64), value, client.Weak, func(r client.Result) {
+					if r.Err != nil {
+						failed.Add(1)
+					}
+					done.Add(1)
+					<-sem
+				})
+			}
+		}()
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, st := range l.Statuses() {
+			if st.Leader != 0 && (st.Leader != leader || st.Term != term) {
+				close(stop)
+				wg.Wait()
+				t.Fatalf("replica %d: leader %d term %d, was %d term %d, %d weak operations in",
+					st.ID, st.Leader, st.Term, leader, term, done.Load())
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	require.Zero(t, failed.Load(), "weak operations failed")
+	require.Greater(t, done.Load(), int64(1000), "too few weak operations to flood anything")
+	t.Logf("%d weak operations through replica site %s, leader %d term %d throughout", done.Load(), site, leader, term)
+	l2, t2 := agreed()
+	require.Equal(t, [2]uint64{uint64(leader), term}, [2]uint64{uint64(l2), t2}, "the replicas changed leader")
 }

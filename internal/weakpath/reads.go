@@ -46,6 +46,9 @@ type Reads struct {
 	// writes holds, per key, the indexes of logged writes not yet applied.
 	writes map[uint64][]uint64
 	parked []parkedRead
+	// parkedIDs holds the parked reads' identities, so that a retry is
+	// not parked twice without a look at every parked read.
+	parkedIDs map[wire.OpID]struct{}
 	// appends counts Appended calls; released is the log's progress when
 	// the parked reads were last checked (see Release).
 	appends  uint64
@@ -62,7 +65,9 @@ type parkedRead struct {
 }
 
 // NewReads returns an empty gate.
-func NewReads() *Reads { return &Reads{writes: make(map[uint64][]uint64)} }
+func NewReads() *Reads {
+	return &Reads{writes: make(map[uint64][]uint64), parkedIDs: make(map[wire.OpID]struct{})}
+}
 
 // Appended notes an entry added to the log. An index at or below the last
 // one means a new leader replaced the log's tail: the replaced writes go.
@@ -165,7 +170,8 @@ func (t *Reads) Serve(log Log, from wire.NodeID, req *wire.Request, answer func(
 		answer(from, req, v)
 		return
 	}
-	if !slices.ContainsFunc(t.parked, func(r parkedRead) bool { return r.req.Op.ID == req.Op.ID }) {
+	if _, dup := t.parkedIDs[req.Op.ID]; !dup {
+		t.parkedIDs[req.Op.ID] = struct{}{}
 		t.parked = append(t.parked, parkedRead{from, req})
 	}
 }
@@ -194,6 +200,7 @@ func (t *Reads) Release(log Log, answer func(wire.NodeID, *wire.Request, Verdict
 	kept := t.parked[:0]
 	for _, r := range t.parked {
 		if v := t.Check(log, r.req); v != Wait {
+			delete(t.parkedIDs, r.req.Op.ID)
 			ready = append(ready, decided{r, v})
 		} else {
 			kept = append(kept, r)

@@ -22,6 +22,11 @@ type Record struct {
 	// InLog is the index of the raft log entry that keeps the record
 	// across a restart (AddInLog); 0 when the pool's Log keeps it.
 	InLog uint64
+	// PrevHere is set by a weak path that found every weak write of the
+	// session before this one (the chain of PrevWeak) pooled or applied on
+	// this replica. It stays true: a record leaves the pool only once its
+	// operation is applied or forgotten, which the chain accepts as well.
+	PrevHere bool
 }
 
 // Pool holds unapplied operations. Not safe for concurrent use.
@@ -29,7 +34,11 @@ type Pool struct {
 	byKey     map[uint64][]*Record
 	byID      map[wire.OpID]*Record
 	bySession map[uint64]map[uint64]*Record
-	next      uint64
+	// bySessionKey holds each session's records per key: a CURP-HO weak
+	// read looks for its session's own writes on its key, which byKey
+	// would make it find among every session's.
+	bySessionKey map[sessionKey][]*Record
+	next         uint64
 	// ticks counts the pool's ticks, the clock records are aged by.
 	ticks uint64
 	// valueBytes sums the pooled operations' value lengths.
@@ -38,12 +47,15 @@ type Pool struct {
 	log Log
 }
 
+type sessionKey struct{ session, key uint64 }
+
 // New returns an empty pool.
 func New() *Pool {
 	return &Pool{
-		byKey:     make(map[uint64][]*Record),
-		byID:      make(map[wire.OpID]*Record),
-		bySession: make(map[uint64]map[uint64]*Record),
+		byKey:        make(map[uint64][]*Record),
+		byID:         make(map[wire.OpID]*Record),
+		bySession:    make(map[uint64]map[uint64]*Record),
+		bySessionKey: make(map[sessionKey][]*Record),
 	}
 }
 
@@ -136,6 +148,8 @@ func (p *Pool) add(op *wire.Op, prevWeak uint64) (*Record, bool) {
 		p.bySession[op.ID.Session] = s
 	}
 	s[op.ID.Seq] = r
+	sk := sessionKey{op.ID.Session, op.Key}
+	p.bySessionKey[sk] = append(p.bySessionKey[sk], r)
 	return r, true
 }
 
@@ -159,6 +173,12 @@ func (p *Pool) Remove(id wire.OpID) bool {
 	if len(s) == 0 {
 		delete(p.bySession, id.Session)
 	}
+	sk := sessionKey{id.Session, r.Op.Key}
+	if rs := removeRecord(p.bySessionKey[sk], r); len(rs) == 0 {
+		delete(p.bySessionKey, sk)
+	} else {
+		p.bySessionKey[sk] = rs
+	}
 	return true
 }
 
@@ -180,6 +200,14 @@ func (p *Pool) SessionLen(session uint64) int { return len(p.bySession[session])
 // Session calls fn for each pooled operation of a session (in no order).
 func (p *Pool) Session(session uint64, fn func(*Record)) {
 	for _, r := range p.bySession[session] {
+		fn(r)
+	}
+}
+
+// SessionKey calls fn for each pooled operation of a session on key (in no
+// order).
+func (p *Pool) SessionKey(session, key uint64, fn func(*Record)) {
+	for _, r := range p.bySessionKey[sessionKey{session, key}] {
 		fn(r)
 	}
 }

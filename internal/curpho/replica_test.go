@@ -1,0 +1,143 @@
+package curpho
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/raftlog"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// newFollower returns a CURP-HO replica of a three-replica cluster that has
+// no leader yet: nothing it pools is logged or applied, as when clients
+// write before the first election or while a leader recovers.
+func newFollower(t *testing.T) (*curp.Replica, *Replica) {
+	t.Helper()
+	x := NewReplica()
+	r, err := curp.NewReplica(protocol.ReplicaConfig{
+		ID: 2, Peers: []wire.NodeID{1, 2, 3}, ElectionTicks: 50, HeartbeatTicks: 5,
+		Rand: rand.New(rand.NewPCG(1, 2)), Disk: raftlog.NewMemDisk(), Bootstrap: true,
+	}, curp.Options{Extension: x})
+	require.NoError(t, err)
+	return r, x
+}
+
+// weakReplies counts the weak replies the replica has to send, answered
+// reads and acknowledged writes apart.
+func weakReplies(r *curp.Replica) (reads, writes int) {
+	rd := r.Ready()
+	for _, list := range [][]wire.Envelope{rd.Messages, rd.After} {
+		for _, env := range list {
+			if rep, ok := env.Msg.(*wire.Reply); ok && rep.Kind == wire.ReplyWeak && rep.Ok {
+				if rep.Found || rep.ReadDep != (wire.OpID{}) || rep.Applied > 0 || rep.Slot > 0 {
+					reads++
+				} else {
+					writes++
+				}
+			}
+		}
+	}
+	r.Advance()
+	return reads, writes
+}
+
+// TestWeakReadWorkDoesNotGrowWithUnappliedWrites: a weak read checks that
+// its replica holds the session's earlier weak writes. With none of them
+// applied (no leader logs them), every read used to walk the chain of all
+// the session's pooled writes: n writes each followed by a read cost n²/2
+// steps, and a replica that received weak operations for a second without
+// a leader spent most of its time there. A read must cost the writes made
+// since the session's last read, so the whole run stays linear in n.
+func TestWeakReadWorkDoesNotGrowWithUnappliedWrites(t *testing.T) {
+	r, x := newFollower(t)
+	const session, n = uint64(wire.FirstClientID) + 5, 2000
+	client := wire.FirstClientID + 1
+	before := x.work.chainSteps
+	var prev uint64
+	seq := uint64(0)
+	for i := range n {
+		seq++
+		r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: seq}, Level: wire.Weak,
+			Kind: wire.Put, Key: uint64(i % 7), Value: []byte("v")}, PrevWeak: prev, Flags: wire.FlagReplyWanted})
+		prev = seq
+		seq++
+		r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: seq}, Level: wire.Weak,
+			Kind: wire.Get, Key: uint64(i % 7)}, PrevWeak: prev, Flags: wire.FlagReplyWanted})
+	}
+	reads, writes := weakReplies(r)
+	require.Equal(t, n, writes, "weak writes acknowledged")
+	require.Equal(t, n, reads, "weak reads answered")
+	require.Equal(t, n, r.Pool().Len(), "every write still pooled")
+	steps := x.work.chainSteps - before
+	require.LessOrEqual(t, steps, uint64(3*n),
+		"%d weak reads behind %d unapplied weak writes of their session looked at %d records", n, n, steps)
+}
+
+// TestWeakReadWaitsForAMissingWrite: the memo of chains found complete
+// must not let a read through whose own chain has a hole: a read naming
+// a write this replica has not received parks until the write arrives,
+// and the write's arrival lets it go.
+func TestWeakReadWaitsForAMissingWrite(t *testing.T) {
+	r, x := newFollower(t)
+	const session = uint64(wire.FirstClientID) + 9
+	client := wire.FirstClientID + 1
+	write := func(seq, prev uint64) *wire.Request {
+		return &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: seq}, Level: wire.Weak,
+			Kind: wire.Put, Key: 3, Value: []byte{byte(seq)}}, PrevWeak: prev, Flags: wire.FlagReplyWanted}
+	}
+	read := func(seq, prev uint64) *wire.Request {
+		return &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: seq}, Level: wire.Weak,
+			Kind: wire.Get, Key: 3}, PrevWeak: prev, Flags: wire.FlagReplyWanted}
+	}
+	r.Step(client, write(1, 0))
+	r.Step(client, read(2, 1))  // chain 1 found complete and marked
+	r.Step(client, write(4, 3)) // write 3 is still on its way
+	r.Step(client, read(5, 4))
+	reads, _ := weakReplies(r)
+	require.Equal(t, 1, reads, "the read behind the missing write was answered")
+	require.Equal(t, 1, x.awaiting, "parked reads")
+
+	r.Step(client, write(3, 1))
+	rd := r.Ready()
+	var got *wire.Reply
+	for _, list := range [][]wire.Envelope{rd.Messages, rd.After} {
+		for _, env := range list {
+			if rep, ok := env.Msg.(*wire.Reply); ok && rep.ID.Seq == 5 {
+				got = rep
+			}
+		}
+	}
+	r.Advance()
+	require.NotNil(t, got, "the read was not answered once the write arrived")
+	require.Zero(t, x.awaiting, "parked reads")
+	require.Empty(t, x.awaitingSessions, "sessions with parked reads")
+	require.Equal(t, []byte{4}, got.Value, "the read missed its session's latest write")
+}
+
+// TestWeakReadLooksOnlyAtItsSessionsWrites: a weak read answers from its
+// session's own pooled writes on its key. It used to look at every pooled
+// record on the key, every session's, so the reads of a hot key cost what
+// all clients had written there and not yet applied.
+func TestWeakReadLooksOnlyAtItsSessionsWrites(t *testing.T) {
+	r, x := newFollower(t)
+	client := wire.FirstClientID + 1
+	const sessions, reads, key = 2000, 1000, 42
+	for s := range sessions {
+		r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: uint64(s + 1), Seq: 1}, Level: wire.Weak,
+			Kind: wire.Put, Key: key, Value: []byte("v")}})
+	}
+	before := x.work.ownWriteSteps
+	for i := range reads {
+		r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 1, Seq: uint64(i + 2)}, Level: wire.Weak,
+			Kind: wire.Get, Key: key}, PrevWeak: 1, Flags: wire.FlagReplyWanted})
+	}
+	answered, _ := weakReplies(r)
+	require.Equal(t, reads, answered)
+	steps := x.work.ownWriteSteps - before
+	require.LessOrEqual(t, steps, uint64(reads),
+		"%d weak reads of a key %d sessions wrote looked at %d records", reads, sessions, steps)
+}
