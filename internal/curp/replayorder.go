@@ -256,16 +256,25 @@ type depChoice struct {
 // precede the read, some superquorum list holds it before the read (it
 // reached the read's superquorum first through the operations that order
 // it before the read), so before the dependency: so none rules that out.
-// Either is safe for this read and write when the lists rule out the
-// other's need; what the certain orders (sessions' previous weak writes,
-// read dependencies) and the choices made before already settle comes
-// first, so that choices for two reads do not contradict each other.
-// Between the cases, whichever place more lists show. The orders a choice
-// contradicts rank below it and go when cycles are broken.
+// What the certain orders (sessions' previous weak writes, read
+// dependencies) and the choices made before already settle comes first,
+// so that choices for two reads do not contradict each other; then the
+// order the other orders give (the fast-path orders, which carry the
+// required orders of every operation that completed on the fast path),
+// where it puts the write outside the read's span; and only where it puts
+// it between the dependency and the read, the lists, as above. The orders
+// a choice contradicts rank below it and go when cycles are broken.
 func (g *orderGraph) choose(choices []depChoice) {
+	// The order the other orders give so far: choices are made read by
+	// read in it, and it decides where the lists do not.
+	at := make([]int, len(g.all))
+	for place, i := range g.order() {
+		at[i] = place
+	}
+	slices.SortStableFunc(choices, func(a, b depChoice) int { return cmp.Compare(at[a.read], at[b.read]) })
 	certain := g.certainOrders()
 	for _, c := range choices {
-		ahead, behind, agreeing := g.listPlaces(c)
+		ahead, agreeing := g.listPlaces(c)
 		// What the certain orders, and the choices made so far, already
 		// settle: the write before the read, or the read or its
 		// dependency before the write.
@@ -274,11 +283,11 @@ func (g *orderGraph) choose(choices []depChoice) {
 		case certain.reaches(c.write, c.read):
 			before = true
 		case certain.reaches(c.read, c.write) || certain.reaches(c.dep, c.write):
+		case at[c.write] < at[c.dep]:
+			before = true
+		case at[c.write] > at[c.read]:
 		case ahead > agreeing-c.quorum:
 			before = true
-		case ahead == 0:
-		default:
-			before = ahead > behind
 		}
 		if before {
 			g.add(c.write, c.dep, rankReadDep)
@@ -333,25 +342,19 @@ func (c *certainOrders) reaches(a, b int) bool {
 	return false
 }
 
-// listPlaces counts, among the lists that name c's dependency, those
-// holding c's write before the dependency and those holding it after the
-// read.
-func (g *orderGraph) listPlaces(c depChoice) (ahead, behind, agreeing int) {
+// listPlaces counts the lists that name c's dependency, and those of them
+// holding c's write before the dependency.
+func (g *orderGraph) listPlaces(c depChoice) (ahead, agreeing int) {
 	for l, pos := range g.pos {
 		if !c.agreeing[l] {
 			continue
 		}
 		agreeing++
-		w, d, r := pos[c.write], pos[c.dep], pos[c.read]
-		switch {
-		case w < 0:
-		case w < d:
+		if w := pos[c.write]; w >= 0 && w < pos[c.dep] {
 			ahead++
-		case w > r:
-			behind++
 		}
 	}
-	return ahead, behind, agreeing
+	return ahead, agreeing
 }
 
 // namedDeps returns, for each list and each chosen strong read it holds,
@@ -566,6 +569,15 @@ func (g *orderGraph) components() []int {
 // taking each time the earliest-seen operation whose predecessors are all
 // listed.
 func (g *orderGraph) sort() []witness.Entry {
+	out := make([]witness.Entry, 0, len(g.all))
+	for _, i := range g.order() {
+		out = append(out, g.all[i])
+	}
+	return out
+}
+
+// order is sort's order, as operation numbers.
+func (g *orderGraph) order() []int {
 	after := g.adjacency()
 	before := make([]int, len(g.all))
 	for _, e := range g.edges {
@@ -577,10 +589,10 @@ func (g *orderGraph) sort() []witness.Entry {
 			heap.Push(ready, i)
 		}
 	}
-	out := make([]witness.Entry, 0, len(g.all))
+	out := make([]int, 0, len(g.all))
 	for ready.Len() > 0 {
 		i := heap.Pop(ready).(int)
-		out = append(out, g.all[i])
+		out = append(out, i)
 		for _, n := range after.of(i) {
 			if before[n]--; before[n] == 0 {
 				heap.Push(ready, int(n))
