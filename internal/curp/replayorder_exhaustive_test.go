@@ -372,8 +372,7 @@ func (h xhistory) violation(pools [3]arrangement, deps map[int]int, replay []wit
 // replayed follows, in each session's order.
 func heldBack(h xhistory, replayed []int) []int {
 	in := func(i int) bool { return slices.Contains(replayed, i) }
-	var prev func(i int) int
-	prev = func(i int) int {
+	prev := func(i int) int {
 		for j, o := range h {
 			if o.e.Op.ID.Session == h[i].e.Op.ID.Session && o.e.Op.ID.Seq == h[i].e.PrevWeak {
 				return j
