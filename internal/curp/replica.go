@@ -214,9 +214,36 @@ func (h *hooks) Restored() {
 	for _, id := range applied {
 		r.pool.Remove(id)
 	}
+	if r.records != nil {
+		// The witness log goes with the state it was written against:
+		// see Compacting. The rewrite takes the records the log's entries
+		// kept too.
+		r.rewriteRecords()
+		return
+	}
 	// The snapshot replaced the log: the records its entries kept go to
 	// the witness log.
 	r.keepReplaced(0)
+}
+
+// Compacting rewrites the witness log with the pool before the state is
+// snapshotted. The log drops no record when its operation applies (see
+// witness.Log): a restart drops the loaded records of operations its
+// state says are applied, and the entries it replays drop the rest. But
+// a state restored from a snapshot has forgotten the sessions that
+// expired before it, and their operations, applied long before, are
+// replayed from no entry: their records came back as pending, and a new
+// leader's recovery (or the stale sweep) logged them again, old writes
+// taking effect a second time over newer ones (a power cut after a few
+// compactions lost every write since the first seconds of a run). So
+// each snapshot, compaction or one installed from the leader, is
+// preceded by a rewrite that leaves the log only the records of
+// operations not applied yet; records appended afterwards are of
+// operations that arrived after the snapshot's index applied.
+func (h *hooks) Compacting() {
+	if r := (*Replica)(h); r.records != nil {
+		r.rewriteRecords()
+	}
 }
 
 func (h *hooks) Replaced(index uint64) { (*Replica)(h).keepReplaced(index) }

@@ -43,5 +43,6 @@ func (hooks) Applied(uint64, *wire.Request, kvstore.Result, *wire.Reply) {}
 func (hooks) LeaderChanged(bool)                                         {}
 func (hooks) Restored()                                                  {}
 func (hooks) Replaced(uint64)                                            {}
+func (hooks) Compacting()                                                {}
 func (hooks) Settled()                                                   {}
 func (hooks) Tick()                                                      {}

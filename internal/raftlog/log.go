@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"sync/atomic"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -86,6 +87,10 @@ type Log struct {
 	compactKeep uint64
 	// compacting is the index of the snapshot being written, 0 if none.
 	compacting uint64
+	// savedCommit is the commit index of the last hard state the disk
+	// saved: a Write raises it once done, on the writer's goroutine (see
+	// Compact).
+	savedCommit atomic.Uint64
 	// acks is what the voters wrote of the current term (see peercommit.go).
 	acks *peerAcks
 }
@@ -124,6 +129,7 @@ func New(cfg Config) (*Log, error) {
 			return nil, err
 		}
 	}
+	raiseCommit(&state)
 	st, err := memoryStorage(state)
 	if err != nil {
 		return nil, err
@@ -157,6 +163,7 @@ func New(cfg Config) (*Log, error) {
 		rand: cfg.Rand, applied: applied - 1, acks: newPeerAcks(cfg.ID, cfg.Peers)}
 	if hs := state.HardState; hs != nil {
 		l.term, l.committed = hs.GetTerm(), hs.GetCommit()
+		l.savedCommit.Store(hs.GetCommit())
 	}
 	l.resetTimeout()
 	return l, nil
@@ -183,6 +190,24 @@ func bootstrap(d Disk, peers []uint64) (State, error) {
 		return State{}, fmt.Errorf("raftlog: bootstrap: %w", err)
 	}
 	return State{Snapshot: snap, HardState: hs}, nil
+}
+
+// raiseCommit raises the loaded commit index to the snapshot's: a
+// snapshot covers applied entries only, committed ones, whatever the hard
+// state saved with it says. The two are saved apart, the snapshot first
+// (a leader's snapshot and the hard state that commits it are two writes),
+// so a crash between them left a commit index behind the snapshot, which
+// raft refuses to start from ("state.commit is out of range"). A
+// compaction waits for the commit to be saved (see Compact).
+func raiseCommit(s *State) {
+	if s.Snapshot == nil || s.HardState == nil {
+		return
+	}
+	if idx := s.Snapshot.GetMetadata().GetIndex(); s.HardState.GetCommit() < idx {
+		hs := clone(s.HardState)
+		hs.Commit = new(idx)
+		s.HardState = hs
+	}
 }
 
 // memoryStorage is raft's view of what the disk held.
@@ -401,7 +426,7 @@ func (l *Log) Ready(h Handler) (*Write, error) {
 			switch m.GetTo() {
 			case raft.LocalAppendThread:
 				if w == nil {
-					w = &Write{disk: l.disk}
+					w = &Write{disk: l.disk, savedCommit: &l.savedCommit}
 				}
 				if err := l.stage(w, m, h); err != nil {
 					return nil, err
@@ -502,13 +527,26 @@ func (l *Log) apply(e *raftpb.Entry, h Handler) {
 	l.applied = e.GetIndex()
 }
 
+// CanCompact reports whether the disk's hard state commits the applied
+// index, so that a snapshot there may be written (see Compact).
+func (l *Log) CanCompact() bool { return l.savedCommit.Load() >= l.applied }
+
 // Compact snapshots the state at the applied index to bound the log:
 // freeze is called if a snapshot is due and returns the state at that
 // index, to be written out, which the disk runs in the background (see
 // Disk.SaveCompaction). Once the snapshot is written, a later round puts
 // it in raft's storage and discards the log entries before it, keeping
 // keep entries so slightly lagging followers need no snapshot.
+//
+// Nothing is written until the disk's hard state commits the applied
+// index (CanCompact): raft applies entries once they are durable here,
+// while the hard state that commits them may still be on its way to the
+// disk, and a snapshot saved ahead of the saved commit index, with a crash
+// before that hard state, left a disk raft refused to restart from.
 func (l *Log) Compact(keep uint64, freeze func() io.WriterTo) error {
+	if !l.CanCompact() {
+		return nil
+	}
 	l.storage.wanted = false
 	if l.applied <= keep {
 		return nil

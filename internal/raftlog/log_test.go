@@ -399,3 +399,78 @@ func (c *testCluster) heartbeats(t *testing.T, n int) {
 		c.settle(t)
 	}
 }
+
+// TestRestartAfterASnapshotSavedAheadOfItsCommit: a snapshot from the
+// leader and the hard state that commits it are two writes (Write.Do saves
+// the snapshot, then the hard state); a crash between them leaves a disk
+// whose commit index is behind its snapshot, which the replica must still
+// restart from: the snapshot covers committed entries only.
+func TestRestartAfterASnapshotSavedAheadOfItsCommit(t *testing.T) {
+	c := newTestCluster(t)
+	c.elect(t, 1)
+	for range 3 {
+		require.NoError(t, c.nodes[1].log.Propose([][]byte{[]byte("x")}))
+		c.settle(t)
+	}
+	disk := c.nodes[2].disk
+	commit := disk.hs.GetCommit()
+	snap := &raftpb.Snapshot{Data: []byte("state"), Metadata: &raftpb.SnapshotMetadata{
+		Index: new(commit + 5), Term: new(disk.hs.GetTerm()), ConfState: &raftpb.ConfState{Voters: []uint64{1, 2, 3}}}}
+	require.NoError(t, disk.SaveSnapshot(snap))
+	disk.Crash() // before the hard state committing the snapshot is saved
+
+	var n *testNode
+	require.NotPanics(t, func() {
+		var err error
+		n, err = newTestNode(t, 2, disk, false)
+		require.NoError(t, err)
+	})
+	require.Equal(t, commit+5, n.log.Committed())
+	require.Equal(t, commit+5, n.log.Applied())
+}
+
+// TestCompactionWaitsForTheSavedCommit: raft applies an entry once it is
+// durable here, possibly before the hard state that commits it is; a
+// compaction at the applied index waits for that hard state, so that a
+// crash never leaves a snapshot ahead of the saved commit index.
+func TestCompactionWaitsForTheSavedCommit(t *testing.T) {
+	c := newTestCluster(t)
+	c.elect(t, 1)
+	leader := c.nodes[1]
+	require.NoError(t, leader.log.Propose([][]byte{[]byte("x")}))
+	require.NoError(t, leader.ready()) // the entry is on the leader's disk
+	for _, m := range leader.out {
+		require.NoError(t, c.nodes[m.GetTo()].log.Step(m))
+	}
+	leader.out = nil
+	var acks []*raftpb.Message
+	for _, id := range []uint64{2, 3} {
+		require.NoError(t, c.nodes[id].ready())
+		acks = append(acks, c.nodes[id].out...)
+		c.nodes[id].out = nil
+	}
+	// The acknowledgements commit the entry; its hard state is held back.
+	leader.hold = true
+	for _, m := range acks {
+		require.NoError(t, leader.log.Step(m))
+	}
+	require.NoError(t, leader.ready())
+	applied := leader.log.Applied()
+	require.Greater(t, applied, leader.disk.hs.GetCommit(), "the entry applied before its commit was saved")
+	require.False(t, leader.log.CanCompact())
+	require.NoError(t, leader.log.Compact(0, func() io.WriterTo { return strings.NewReader("state") }))
+
+	crashed := &watchedDisk{MemDisk: leader.disk.MemDisk}
+	crashed.Crash()
+	require.NotPanics(t, func() {
+		n, err := newTestNode(t, 1, crashed, false)
+		require.NoError(t, err)
+		require.Less(t, n.log.FirstIndex(), applied, "a snapshot at %d was saved ahead of its commit", applied)
+	})
+
+	require.NoError(t, leader.release())
+	require.True(t, leader.log.CanCompact())
+	require.NoError(t, leader.log.Compact(0, func() io.WriterTo { return strings.NewReader("state") }))
+	require.NoError(t, leader.ready())
+	require.Equal(t, applied+1, leader.log.FirstIndex())
+}

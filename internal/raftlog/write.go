@@ -2,6 +2,7 @@ package raftlog
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -23,6 +24,8 @@ type Write struct {
 	parts []writePart
 	// first are synced before the raft log's parts, also after them.
 	first, also []Syncer
+	// savedCommit is raised to the commit index of each hard state saved.
+	savedCommit *atomic.Uint64
 }
 
 // writePart is a snapshot, or entries and a hard state, kept in order.
@@ -114,6 +117,9 @@ func (w *Write) Merge(later *Write) {
 	if w.disk == nil {
 		w.disk = later.disk
 	}
+	if w.savedCommit == nil {
+		w.savedCommit = later.savedCommit
+	}
 	for _, p := range later.parts {
 		w.push(p)
 	}
@@ -143,6 +149,9 @@ func (w *Write) Do() error {
 			if err := w.disk.Save(p.hs, p.ents); err != nil {
 				return fmt.Errorf("raftlog: save: %w", err)
 			}
+			if p.hs != nil && w.savedCommit != nil {
+				raise(w.savedCommit, p.hs.GetCommit())
+			}
 		}
 	}
 	for _, s := range w.also {
@@ -151,4 +160,14 @@ func (w *Write) Do() error {
 		}
 	}
 	return nil
+}
+
+// raise sets v to n if n is larger.
+func raise(v *atomic.Uint64, n uint64) {
+	for {
+		old := v.Load()
+		if n <= old || v.CompareAndSwap(old, n) {
+			return
+		}
+	}
 }

@@ -126,6 +126,14 @@ func (r *Replica) maybeCompact() {
 			r.opts.Logger.Warn("trim", "err", err)
 		}
 	}
+	r.compactIfDue()
+}
+
+// compactIfDue compacts if the log has grown enough or a follower needs a
+// snapshot. A compaction the log puts off until the disk's hard state
+// commits the applied index (raftlog's CanCompact) is tried again at the
+// next entry applied and every round (see Ready).
+func (r *Replica) compactIfDue() {
 	if r.sinceCompact < max(r.opts.CompactEvery, uint64(r.store.Len())) && !r.log.SnapshotWanted() {
 		return
 	}
@@ -139,7 +147,11 @@ func (r *Replica) compact() {
 	if r.store.Frozen() {
 		return // the last snapshot is still being encoded; try again next entry
 	}
+	if !r.log.CanCompact() {
+		return
+	}
 	r.sinceCompact = 0
+	r.proto.Compacting()
 	store := r.store
 	freeze := func() io.WriterTo { return store.Freeze() }
 	if err := r.log.Compact(r.opts.CompactKeep, freeze); err != nil {

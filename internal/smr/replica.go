@@ -29,6 +29,12 @@ type Protocol interface {
 	// Restored runs after the state was replaced by a snapshot, which
 	// replaced the log too.
 	Restored()
+	// Compacting runs before the applied state is snapshotted to bound
+	// the log. A restart then starts from the snapshot and no longer
+	// replays the entries it covers: what the protocol keeps on disk and
+	// drops only as those entries apply must be dropped from the disk
+	// first.
+	Compacting()
 	// Replaced runs when a new entry replaced the log's entries from index
 	// on (a later leader's log differed there).
 	Replaced(index uint64)
@@ -370,6 +376,7 @@ func (r *Replica) Ready() protocol.Ready {
 		r.proto.LeaderChanged(leading)
 	}
 	r.proto.Settled()
+	r.compactIfDue()
 	rd := protocol.Ready{Messages: r.out, Write: w, After: r.after}
 	r.after = nil // the driver's now
 	return rd

@@ -24,6 +24,7 @@ func (bare) Applied(uint64, *wire.Request, kvstore.Result, *wire.Reply) {}
 func (bare) LeaderChanged(bool)                                         {}
 func (bare) Restored()                                                  {}
 func (bare) Replaced(uint64)                                            {}
+func (bare) Compacting()                                                {}
 func (bare) Settled()                                                   {}
 func (bare) Tick()                                                      {}
 
