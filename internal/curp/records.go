@@ -124,6 +124,29 @@ func (r *Replica) Ready() protocol.Ready {
 	return rd
 }
 
+// dropAppliedRecords rewrites the witness log with the pooled records,
+// before a snapshot of the applied state (taken to compact the log, or
+// installed from the leader) becomes durable. Removals are not logged, so
+// the witness log holds the records of operations applied long ago, and a
+// restart drops those the state it starts from has applied. But the
+// session table forgets idle sessions: a snapshot that no longer knows an
+// expired session's applied operations let a restart pool their records
+// again, and 3 s later the leader logged them as stale records and applied
+// each a second time (X1), overwriting later writes (stale reads), though
+// no fault had held anything back for nearly the expiry. Rewritten here,
+// the witness log holds no record of an operation at or below the
+// snapshot a restart starts from but those still pooled: the snapshot's
+// index is at most the applied index now. A rewrite costs the pool, once
+// per compaction, which comes after as many entries as the state has keys
+// at least.
+func (r *Replica) dropAppliedRecords() {
+	if r.records == nil {
+		return
+	}
+	r.rewriteRecords()
+	r.keepFirst = false // what it was to sync first is durable now
+}
+
 // rewriteRecords replaces the witness log with the pool, the records the
 // raft log kept included (they are the witness log's from then on), and a
 // leader's mark for the records it logs next.

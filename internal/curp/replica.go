@@ -217,7 +217,12 @@ func (h *hooks) Restored() {
 	// The snapshot replaced the log: the records its entries kept go to
 	// the witness log.
 	r.keepReplaced(0)
+	// A restart starts from this snapshot once it is durable; the witness
+	// log must not hold the records just dropped by then.
+	r.dropAppliedRecords()
 }
+
+func (h *hooks) Compacting() { (*Replica)(h).dropAppliedRecords() }
 
 func (h *hooks) Replaced(index uint64) { (*Replica)(h).keepReplaced(index) }
 

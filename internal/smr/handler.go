@@ -140,6 +140,7 @@ func (r *Replica) compact() {
 		return // the last snapshot is still being encoded; try again next entry
 	}
 	r.sinceCompact = 0
+	r.proto.Compacting()
 	store := r.store
 	freeze := func() io.WriterTo { return store.Freeze() }
 	if err := r.log.Compact(r.opts.CompactKeep, freeze); err != nil {

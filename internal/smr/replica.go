@@ -29,6 +29,11 @@ type Protocol interface {
 	// Restored runs after the state was replaced by a snapshot, which
 	// replaced the log too.
 	Restored()
+	// Compacting runs before the applied state is snapshotted to compact
+	// the log: what the protocol keeps on disk about operations applied
+	// so far may be dropped then, and must be before the snapshot is the
+	// state a restart starts from.
+	Compacting()
 	// Replaced runs when a new entry replaced the log's entries from index
 	// on (a later leader's log differed there).
 	Replaced(index uint64)
