@@ -33,6 +33,9 @@ var (
 	// former one never reached (a restart refused after compaction, writes
 	// lost after a catch-up by snapshot and a power cut), not fixed yet.
 	swarmFaults = flag.Bool("swarm", false, "TestCheckedFaults and TestCheckedPowerCuts draw a swarm profile per seed (see swarm_test.go)")
+	// swarmExpiry gives every swarm seed small compaction thresholds and
+	// session expiry with an idle spell, which only one seed in 25 draws.
+	swarmExpiry = flag.Bool("swarm-expiry", false, "with -swarm, every profile compacts often and expires idle sessions after an idle spell")
 	showFaults  = flag.Bool("show-faults", false, "log the nemesis's profile, schedule and events of every run, passing ones too (with -v)")
 )
 
@@ -54,6 +57,9 @@ type mutation struct {
 	swarm bool
 	// powerCuts adds power cuts to the nemesis's faults.
 	powerCuts bool
+	// expiryProfile has every swarm profile compact its log often and
+	// expire idle sessions, with an idle spell (see drawProfile).
+	expiryProfile bool
 	// volatile keeps CURP witness records in memory only.
 	volatile bool
 	// stallOK reports a run whose operations did not all complete instead
@@ -86,7 +92,7 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	require.NoError(t, err)
 	var prof *profile
 	if m.faults && m.swarm {
-		prof = drawProfile(seed, m.powerCuts)
+		prof = drawProfile(seed, m.powerCuts, m.expiryProfile)
 	}
 	cfg := sim.Config{
 		Seed: seed, Replicas: n, BatchDelay: 200 * time.Microsecond, VolatileWitnesses: m.volatile,
@@ -424,7 +430,7 @@ func TestCheckedFaults(t *testing.T) {
 	case testing.Short() || raceDetector:
 		seeds = min(seeds, 20)
 	}
-	checkSeeds(t, *faultFirst, seeds, mutation{faults: true, swarm: *swarmFaults}, "under faults")
+	checkSeeds(t, *faultFirst, seeds, mutation{faults: true, swarm: *swarmFaults, expiryProfile: *swarmExpiry}, "under faults")
 }
 
 // checkSeeds runs seeds checked runs from first for every protocol at N = 3
@@ -461,7 +467,7 @@ func TestCheckedPowerCuts(t *testing.T) {
 	case testing.Short() || raceDetector:
 		seeds = min(seeds, 10)
 	}
-	checkSeeds(t, *cutFirst, seeds, mutation{faults: true, swarm: *swarmFaults, powerCuts: true}, "under faults with power cuts")
+	checkSeeds(t, *cutFirst, seeds, mutation{faults: true, swarm: *swarmFaults, expiryProfile: *swarmExpiry, powerCuts: true}, "under faults with power cuts")
 }
 
 // requireSeedClean replays one seed of the checked simulation under faults

@@ -42,7 +42,7 @@ func (hooks) Appended(uint64, *wire.Request)                             {}
 func (hooks) Applied(uint64, *wire.Request, kvstore.Result, *wire.Reply) {}
 func (hooks) LeaderChanged(bool)                                         {}
 func (hooks) Restored()                                                  {}
-func (hooks) Replaced(uint64)                                            {}
 func (hooks) Compacting()                                                {}
+func (hooks) Replaced(uint64)                                            {}
 func (hooks) Settled()                                                   {}
 func (hooks) Tick()                                                      {}

@@ -23,8 +23,8 @@ func (bare) Appended(uint64, *wire.Request)                             {}
 func (bare) Applied(uint64, *wire.Request, kvstore.Result, *wire.Reply) {}
 func (bare) LeaderChanged(bool)                                         {}
 func (bare) Restored()                                                  {}
-func (bare) Replaced(uint64)                                            {}
 func (bare) Compacting()                                                {}
+func (bare) Replaced(uint64)                                            {}
 func (bare) Settled()                                                   {}
 func (bare) Tick()                                                      {}
 

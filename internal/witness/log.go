@@ -17,6 +17,10 @@ import (
 //
 // Removals are not logged: a restarted replica drops the loaded records of
 // operations it has applied, and Rewrite bounds what stale records cost.
+// The session table forgets the operations of expired sessions, so the
+// replica rewrites its Log with the pooled records before each snapshot
+// of its state: a restart then loads no record of an operation the
+// snapshot it starts from applied, but those still pooled.
 //
 // A leader's own records are the exception: each operation it pools, it
 // appends to its raft log in the same round, and the round's raft write
