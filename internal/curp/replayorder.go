@@ -42,8 +42,8 @@ func replayOrder(lists [][]witness.Entry, done func(wire.OpID) bool, threshold, 
 	if !broken.replayUnordered {
 		g.sessionOrder()
 	}
-	g.fastPathOrder(late)
 	choices := g.readDeps(lists, done, late)
+	g.fastPathOrder(late)
 	g.breakCycles()
 	if len(choices) > 0 {
 		g.choose(choices)
@@ -83,6 +83,9 @@ type orderGraph struct {
 	// or -1 when list l lacks it.
 	pos   [][]int32
 	edges []orderEdge
+	// refuted holds the fast-path orders a read's dependency rules out
+	// (see readDeps).
+	refuted map[[2]int]bool
 }
 
 func newOrderGraph(lists [][]witness.Entry, done func(wire.OpID) bool, threshold int) *orderGraph {
@@ -99,7 +102,7 @@ func newOrderGraph(lists [][]witness.Entry, done func(wire.OpID) bool, threshold
 			counts[e.Op.ID]++
 		}
 	}
-	g := &orderGraph{index: make(map[wire.OpID]int)}
+	g := &orderGraph{index: make(map[wire.OpID]int), refuted: make(map[[2]int]bool)}
 	for _, e := range seen {
 		if counts[e.Op.ID] >= threshold {
 			g.index[e.Op.ID] = len(g.all)
@@ -154,6 +157,9 @@ func (g *orderGraph) fastPathOrder(late int) {
 		}
 		for y := range g.all {
 			if y == x {
+				continue
+			}
+			if g.refuted[[2]int{x, y}] {
 				continue
 			}
 			if against := g.against(x, y, late); against <= late {
@@ -227,7 +233,13 @@ func (g *orderGraph) readDeps(lists [][]witness.Entry, done func(wire.OpID) bool
 				continue
 			}
 			if chosen {
-				choices = append(choices, depChoice{read: r, dep: d, write: w, agreeing: agreeing, quorum: quorum})
+				c := depChoice{read: r, dep: d, write: w, agreeing: agreeing, quorum: quorum}
+				if ahead, n := g.listPlaces(c); ahead > n-quorum {
+					// The read cannot have completed before the write was
+					// invoked (see choose): no fast-path order from it.
+					g.refuted[[2]int{r, w}] = true
+				}
+				choices = append(choices, c)
 			} else {
 				g.add(r, w, rankReadDep)
 			}

@@ -23,16 +23,13 @@ import (
 
 var (
 	long        = flag.Bool("long", false, "run thousands of checked simulation seeds")
-	faultSeeds  = flag.Int("fault-seeds", 200, "seeds per protocol and size for TestCheckedFaults")
+	faultSeeds  = flag.Int("fault-seeds", 150, "seeds per protocol and size for TestCheckedFaults")
 	faultKeys   = flag.Int("fault-keys", 0, "keys of TestCheckedFaults's workload (0: 6 and 64 by turns)")
 	lingerSeeds = flag.Int("linger-seeds", 40, "seeds per protocol and size for TestNothingLingersAfterFaults")
 	faultFirst  = flag.Uint64("fault-first", 1, "first seed of TestCheckedFaults (to replay one: -fault-first S -fault-seeds 1)")
-	cutSeeds    = flag.Int("cut-seeds", 150, "seeds per protocol and size for TestCheckedPowerCuts")
+	cutSeeds    = flag.Int("cut-seeds", 100, "seeds per protocol and size for TestCheckedPowerCuts")
 	cutFirst    = flag.Uint64("cut-first", 1, "first seed of TestCheckedPowerCuts")
-	// swarmFaults is off by default: the swarm nemesis finds failures the
-	// former one never reached (a restart refused after compaction, writes
-	// lost after a catch-up by snapshot and a power cut), not fixed yet.
-	swarmFaults = flag.Bool("swarm", false, "TestCheckedFaults and TestCheckedPowerCuts draw a swarm profile per seed (see swarm_test.go)")
+	swarmFaults = flag.Bool("swarm", true, "TestCheckedFaults and TestCheckedPowerCuts draw a swarm profile per seed (see swarm_test.go); false runs the former nemesis")
 	// swarmExpiry gives every swarm seed small compaction thresholds and
 	// session expiry with an idle spell, which only one seed in 25 draws.
 	swarmExpiry = flag.Bool("swarm-expiry", false, "with -swarm, every profile compacts often and expires idle sessions after an idle spell")
@@ -417,11 +414,11 @@ func (forgetful) Completed(*curp.Client, *curp.Pending, *protocol.Completion) {}
 // reach, clients cut off, client links slow or lossy one way, slow links,
 // pauses, crash-restarts from disk, clock drift, long partitions caught up
 // by snapshot, several at once), each seed drawing its profile of faults
-// first with -swarm (swarm testing), each history checked, a final strong
-// read of every written key included. A failure prints the seed, the
-// profile, the schedule and the faults. Swarm seeds cost more than the
-// former nemesis's (snapshots, idle spells under session expiry): 150 take
-// about a fifth longer than 200 of the former.
+// first (swarm testing; -swarm=false: the former nemesis), each history
+// checked, a final strong read of every written key included. A failure
+// prints the seed, the profile, the schedule and the faults. Swarm seeds
+// cost more than the former nemesis's (snapshots, idle spells under
+// session expiry): 150 take about a fifth longer than 200 of the former.
 func TestCheckedFaults(t *testing.T) {
 	seeds := uint64(*faultSeeds)
 	switch {

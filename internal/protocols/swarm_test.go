@@ -137,8 +137,15 @@ func drawProfile(seed uint64, powerCuts, expiry bool) *profile {
 	// Short expiries log a clock entry every few ticks, and an idle spell
 	// is long (a run with one takes three times as long): one seed in five
 	// has them, half of those idle.
+	// A long partition's follower holds its records, and a client cut off
+	// with it its retries, for the whole cut and the catch-up after it:
+	// the expiry outlasts that too (the documented fault bound), and the
+	// fast clock's ticks, up to drift times the cut, can still pass it.
 	if rng.IntN(5) == 0 || expiry {
 		p.sessionExpiry = p.length[1] + time.Duration(1500+rng.IntN(2500))*time.Millisecond
+		if p.has(longPartition) {
+			p.sessionExpiry = max(p.sessionExpiry, p.partition[1]+catchUp+500*time.Millisecond)
+		}
 		if rng.IntN(2) == 0 || expiry {
 			p.idle = 3 * p.sessionExpiry / 2
 		}
