@@ -285,11 +285,38 @@ func (g *orderGraph) choose(choices []depChoice) {
 	}
 	slices.SortStableFunc(choices, func(a, b depChoice) int { return cmp.Compare(at[a.read], at[b.read]) })
 	certain := g.certainOrders()
+	place := func(c depChoice, before bool) {
+		if before {
+			g.add(c.write, c.dep, rankReadDep)
+			certain.add(c.write, c.dep)
+		} else {
+			g.add(c.read, c.write, rankReadDep)
+			certain.add(c.read, c.write)
+		}
+	}
+	// First every choice the certain orders settle, over and over, as each
+	// one placed may settle others: the write before the read, or the read
+	// or its dependency before the write.
+	for settled := true; settled; {
+		settled = false
+		open := choices[:0]
+		for _, c := range choices {
+			switch {
+			case certain.reaches(c.write, c.read):
+				place(c, true)
+				settled = true
+			case certain.reaches(c.read, c.write) || certain.reaches(c.dep, c.write):
+				place(c, false)
+				settled = true
+			default:
+				open = append(open, c)
+			}
+		}
+		choices = open
+	}
+	// Then the rest, read by read, each after what the others placed.
 	for _, c := range choices {
 		ahead, agreeing := g.listPlaces(c)
-		// What the certain orders, and the choices made so far, already
-		// settle: the write before the read, or the read or its
-		// dependency before the write.
 		var before bool
 		switch {
 		case certain.reaches(c.write, c.read):
@@ -301,13 +328,7 @@ func (g *orderGraph) choose(choices []depChoice) {
 		case ahead > agreeing-c.quorum:
 			before = true
 		}
-		if before {
-			g.add(c.write, c.dep, rankReadDep)
-			certain.add(c.write, c.dep)
-		} else {
-			g.add(c.read, c.write, rankReadDep)
-			certain.add(c.read, c.write)
-		}
+		place(c, before)
 	}
 }
 

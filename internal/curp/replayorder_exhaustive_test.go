@@ -16,6 +16,7 @@ import (
 var (
 	exhaustiveHistories = flag.Int("replay-histories", 60, "histories TestReplayOrderExhaustive draws, each with every pool state")
 	long                = flag.Bool("long", false, "draw thousands of histories in TestReplayOrderExhaustive")
+	exhaustiveFrom      = flag.Int("replay-from", 0, "first history TestReplayOrderExhaustive checks (earlier ones are drawn and skipped)")
 )
 
 // The exhaustive check of the replay order models a recovery at N = 5,
@@ -516,6 +517,9 @@ func TestReplayOrderExhaustive(t *testing.T) {
 		h := tieHistory()
 		if i > 0 {
 			h = drawHistory(rng)
+		}
+		if i < *exhaustiveFrom {
+			continue
 		}
 		states, failure := exhaust(h, replayAtF2)
 		total += states
