@@ -42,6 +42,7 @@ func replayOrder(lists [][]witness.Entry, done func(wire.OpID) bool, threshold, 
 	if !broken.replayUnordered {
 		g.sessionOrder()
 	}
+	g.slowOnly(lists, done, len(lists)-late)
 	choices := g.readDeps(lists, done, late)
 	g.fastPathOrder(late)
 	g.breakCycles()
@@ -84,8 +85,10 @@ type orderGraph struct {
 	pos   [][]int32
 	edges []orderEdge
 	// refuted holds the fast-path orders a read's dependency rules out
-	// (see readDeps).
+	// (see readDeps); notFast the strong operations that cannot have
+	// completed on the fast path (see slowOnly).
 	refuted map[[2]int]bool
+	notFast []bool
 }
 
 func newOrderGraph(lists [][]witness.Entry, done func(wire.OpID) bool, threshold int) *orderGraph {
@@ -109,6 +112,7 @@ func newOrderGraph(lists [][]witness.Entry, done func(wire.OpID) bool, threshold
 			g.all = append(g.all, e)
 		}
 	}
+	g.notFast = make([]bool, len(g.all))
 	g.pos = make([][]int32, len(lists))
 	for l, list := range lists {
 		g.pos[l] = slices.Repeat([]int32{-1}, len(g.all))
@@ -143,6 +147,31 @@ func (g *orderGraph) sessionOrder() {
 // fastPathOrder puts a strong operation X before every operation Y that at
 // most late lists contradict, a list contradicting when it lacks X or holds
 // Y before X.
+// slowOnly marks the strong operations that cannot have completed on the
+// fast path because fewer than quorum lists hold, before them, their
+// session's earlier weak writes (or done has them): a superquorum's
+// replies each held the client's write set.
+func (g *orderGraph) slowOnly(lists [][]witness.Entry, done func(wire.OpID) bool, quorum int) {
+	held := make([]int, len(g.all))
+	for _, list := range lists {
+		at := make(map[wire.OpID]int, len(list))
+		for i, e := range list {
+			at[e.Op.ID] = i
+		}
+		for i := range list {
+			x, ok := g.index[list[i].Op.ID]
+			if ok && at[list[i].Op.ID] == i && chainHeld(&list[i], list, at, i, done) {
+				held[x]++
+			}
+		}
+	}
+	for x, e := range g.all {
+		if e.Op.Level == wire.Strong && held[x] < quorum {
+			g.notFast[x] = true
+		}
+	}
+}
+
 func (g *orderGraph) fastPathOrder(late int) {
 	strong := 0
 	for _, e := range g.all {
@@ -152,7 +181,7 @@ func (g *orderGraph) fastPathOrder(late int) {
 	}
 	g.edges = slices.Grow(g.edges, strong*len(g.all)/2)
 	for x, e := range g.all {
-		if e.Op.Level != wire.Strong {
+		if e.Op.Level != wire.Strong || g.notFast[x] {
 			continue
 		}
 		for y := range g.all {
@@ -213,14 +242,16 @@ func (g *orderGraph) readDeps(lists [][]witness.Entry, done func(wire.OpID) bool
 		}
 		dep, agreeing, ok := readDep(named, r, quorum)
 		if !ok {
-			continue // the read did not complete on the fast path
+			g.notFast[r] = true // no superquorum agreed on a dependency
+			continue
 		}
 		d, chosen := g.index[dep]
 		if !chosen {
 			d = -1
 		}
 		if dep != (wire.OpID{}) && !chosen && !done(dep) {
-			continue // not held widely enough: the read was not fast
+			g.notFast[r] = true // its dependency is not held widely enough
+			continue
 		}
 		// With no dependency (the read returned the applied value), or
 		// one already logged, every chosen write to the key goes after the
