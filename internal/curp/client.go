@@ -145,6 +145,12 @@ func (c *Client) Replicas() []wire.NodeID { return c.replicas }
 // Leader returns the leader the client believes in, or 0.
 func (c *Client) Leader() wire.NodeID { return c.leader }
 
+// Awaiting reports whether an operation has not completed yet.
+func (c *Client) Awaiting(id wire.OpID) bool {
+	_, ok := c.pending[id]
+	return ok
+}
+
 // Cancel implements protocol.Client.
 func (c *Client) Cancel(id wire.OpID) {
 	if _, ok := c.pending[id]; ok {

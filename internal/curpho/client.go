@@ -184,7 +184,14 @@ func (x *Client) AcceptFastPath(c *curp.Client, p *curp.Pending) protocol.SlowRe
 }
 
 // Completed raises the session's floor; a strong operation that completed
-// through the log also proves the session's earlier weak writes committed.
+// through the log also proves the session's earlier weak writes committed,
+// and those already acknowledged leave the write set. One still awaiting
+// its acknowledgement (a pipelined session's strong operation may complete
+// first) stays in flight until a reply completes it: released, it let
+// replicas forget its result, so the leader no longer answered its
+// resends; the next resend put it back in the write set, and acknowledged
+// by the bound replica it was held there, re-sent for good without an
+// answer, until its session expired and a resend took effect again.
 func (x *Client) Completed(c *curp.Client, p *curp.Pending, done *protocol.Completion) {
 	x.floors.ObserveCompletion(p, done)
 	op := &p.Req.Op
@@ -193,9 +200,10 @@ func (x *Client) Completed(c *curp.Client, p *curp.Pending, done *protocol.Compl
 	}
 	if s := x.sessions[op.ID.Session]; s != nil {
 		for seq := range s.writeSet {
-			if seq < op.ID.Seq {
+			id := wire.OpID{Session: op.ID.Session, Seq: seq}
+			if seq < op.ID.Seq && !c.Awaiting(id) {
 				delete(s.writeSet, seq)
-				c.Release(wire.OpID{Session: op.ID.Session, Seq: seq})
+				c.Release(id)
 			}
 		}
 	}

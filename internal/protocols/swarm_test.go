@@ -582,3 +582,20 @@ func TestRestartsKeepExpiredSessionsExactlyOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestHOPendingWeakWriteKeepsItsResult replays the swarm seed that found a
+// CURP-HO client resending a weak write for good (N = 5, seed 166, a
+// 4.326 s expiry): a strong operation of its session completed through the
+// log while the write still awaited its acknowledgement, and the client,
+// taking the write as committed, released it, so the replicas forgot its
+// result and the leader stopped answering its resends. The next resend put
+// it back among the session's uncommitted writes, the bound replica's
+// acknowledgement held it there, and once the session had idled past the
+// expiry a resend was logged and applied a second time (X1), with no fault
+// lasting anywhere near the expiry. A write awaiting its reply now stays
+// in flight until one completes it.
+func TestHOPendingWeakWriteKeepsItsResult(t *testing.T) {
+	res := checkedRun(t, "curp-ho", 5, 166, mutation{faults: true, swarm: true})
+	require.NoError(t, res.Err)
+	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+}
