@@ -190,3 +190,21 @@ func BenchmarkReplayOrderWeakHeavy(b *testing.B) {
 		replayOrder(lists, notDone, 2, 1)
 	}
 }
+
+// A list holding a strong write before a strong read on its key comes from
+// a replica that refused the read: a former leader's pool holds every
+// operation it logged, refused or not. The shape of seed 1055 (CURP,
+// N = 3): put 10001.9 completed on the fast path in term 3; get 30002.12,
+// invoked after it, was logged behind it by two leaders (refused, the put
+// pending), and the pools of those two replicas recovered term 8. Taken
+// for a fast-path read that named no dependency, the get went before the
+// put and returned the value the put had overwritten.
+func TestReplayOrderKeepsAWriteBeforeAReadItsListsRefused(t *testing.T) {
+	put := witness.Entry{Op: wire.Op{ID: id(0x10001, 9), Kind: wire.Put, Key: 4, Value: []byte("x")}}
+	get := witness.Entry{Op: wire.Op{ID: id(0x30002, 12), Kind: wire.Get, Key: 4}}
+	lists := [][]witness.Entry{ops(put, get), ops(put, get)}
+	require.Equal(t, []wire.OpID{put.Op.ID, get.Op.ID}, ids(replayOrder(lists, notDone, 2, 0)))
+	// With f = 2 and one list outside the put's superquorum.
+	lists = [][]witness.Entry{ops(put, get), ops(put, get), ops(get)}
+	require.Equal(t, []wire.OpID{put.Op.ID, get.Op.ID}, ids(replayOrder(lists, notDone, 2, 1)))
+}

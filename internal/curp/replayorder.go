@@ -425,7 +425,12 @@ func (g *orderGraph) listPlaces(c depChoice) (ahead, agreeing int) {
 // the read dependency the list names for it, as a witness would: the
 // latest weak write to the read's key before it, provided the list holds
 // that write's session's earlier weak writes before the read too (or done
-// has them); else nothing usable. named[l][r] is nil where list l names
+// has them); else nothing usable. A list holding a strong write to the key
+// before the read names nothing either: its replica refused the read (the
+// write was pooled when the read came, and a pooled strong write conflicts
+// with it, done or not). A witness never records such a read, but a leader
+// pools every operation it logs, refused or not, and its pool is a list
+// once it no longer leads. named[l][r] is nil where list l names
 // nothing for read r; the zero id stands for no write at all.
 func (g *orderGraph) namedDeps(lists [][]witness.Entry, done func(wire.OpID) bool) [][]*wire.OpID {
 	named := make([][]*wire.OpID, len(lists))
@@ -433,14 +438,19 @@ func (g *orderGraph) namedDeps(lists [][]witness.Entry, done func(wire.OpID) boo
 		named[l] = make([]*wire.OpID, len(g.all))
 		at := make(map[wire.OpID]int, len(list))
 		latest := make(map[uint64]int)
+		blocked := make(map[uint64]bool)
 		for i, e := range list {
 			at[e.Op.ID] = i
-			if e.Op.Level == wire.Weak && e.Op.Kind.IsWrite() {
-				latest[e.Op.Key] = i + 1
+			if e.Op.Kind.IsWrite() {
+				if e.Op.Level == wire.Weak {
+					latest[e.Op.Key] = i + 1
+				} else {
+					blocked[e.Op.Key] = true
+				}
 				continue
 			}
 			r, ok := g.index[e.Op.ID]
-			if !ok || e.Op.Level != wire.Strong || e.Op.Kind.IsWrite() || named[l][r] != nil {
+			if !ok || e.Op.Level != wire.Strong || named[l][r] != nil || blocked[e.Op.Key] {
 				continue
 			}
 			var dep wire.OpID

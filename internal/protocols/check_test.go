@@ -640,3 +640,16 @@ func TestWeakReadAfterALeaderRanAheadEnds(t *testing.T) {
 func TestWeakReadSeesTheSessionsNewestWrite(t *testing.T) {
 	requireSeedClean(t, "curp-ho", 3, 5863)
 }
+
+// TestReplayKeepsAFastPathWriteBeforeARefusedRead replays the swarm seed
+// that found it (CURP, N = 3, seed 1055): a put completed on the fast path
+// in term 3; a get on its key, invoked after it, was logged behind it by
+// the deposed leader and by the next one, both refusing it while the put
+// was pending. Their pools recovered term 8, and the replay took the get
+// for a fast-path read that had named no dependency, so it put the get
+// first and the get returned the value the put had overwritten (S1). A
+// list holding a strong write before a read on its key now names no
+// dependency for the read.
+func TestReplayKeepsAFastPathWriteBeforeARefusedRead(t *testing.T) {
+	requireSwarmSeedClean(t, "curp", 3, 1055, false)
+}
