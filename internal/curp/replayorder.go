@@ -237,7 +237,7 @@ func (g *orderGraph) readDeps(lists [][]witness.Entry, done func(wire.OpID) bool
 		}
 	}
 	for r, e := range g.all {
-		if e.Op.Level != wire.Strong || e.Op.Kind.IsWrite() {
+		if e.Op.Level != wire.Strong || e.Op.Kind.IsWrite() || g.notFast[r] {
 			continue
 		}
 		dep, agreeing, ok := readDep(named, r, quorum)
@@ -332,12 +332,15 @@ func (g *orderGraph) choose(choices []depChoice) {
 		settled = false
 		open := choices[:0]
 		for _, c := range choices {
+			before := certain.reaches(c.write, c.read)
+			after := certain.reaches(c.read, c.write) || certain.reaches(c.dep, c.write)
 			switch {
-			case certain.reaches(c.write, c.read):
-				place(c, true)
+			case before && after:
+				// Either place contradicts the certain orders: the read
+				// did not complete on the fast path with this dependency.
 				settled = true
-			case certain.reaches(c.read, c.write) || certain.reaches(c.dep, c.write):
-				place(c, false)
+			case before || after:
+				place(c, before)
 				settled = true
 			default:
 				open = append(open, c)
