@@ -79,12 +79,14 @@ func TestScenariosCatchSMRMutations(t *testing.T) {
 // random nemesis reached that first at seed 1101 (N = 3) while writes were
 // synced inside a round, at seed 181 once they were done by a writer while
 // the replica goes on, and at seed 673 since a leader's records are its
-// raft log's; the case runs 1,500 seeds. Counting a deposed leader's oks
+// raft log's, at seed 571 (N = 5) since the replay order changed; the case
+// runs 1,500 seeds. Counting a deposed leader's oks
 // (any-term) on CURP needs a client to reach the deposed leader and the new
 // term's witnesses within the same few milliseconds: seed 40 before the
 // writer, seed 1,960 (N = 5, about 110 s) after it, seed 208 (N = 5) since
 // a leader's records are its raft log's, seed 232 (N = 5) since reads do
-// not wait for the disk; the case runs 2,500 seeds. The scenario tests
+// not wait for the disk, seed 550 (N = 5) since the replay order changed;
+// the case runs 2,500 seeds. The scenario tests
 // catch both at once (TestScenariosCatchMutations).
 //
 // Three cases add power cuts to the faults. Replies to writes sent before
