@@ -11,6 +11,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/bench"
 	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/stats"
 )
 
 // TestMachineProbeBesideARun: a run with the machine probe reports its
@@ -27,11 +28,22 @@ func TestMachineProbeBesideARun(t *testing.T) {
 	cfg.Bench.WarmupS = 0.5
 	cfg.Bench.DurationS = 8
 	cfg.Bench.Pendings = 2
-	rep, _, err := bench.Run(context.Background(), bench.Options{
-		Config: cfg, Binary: binary, WorkDir: t.TempDir(), ProbeBinary: binary,
-	})
-	require.NoError(t, err)
-	require.NotNil(t, rep.OverTime)
+	// The probe runs at the lowest priority, so a machine whose cores other
+	// tests keep busy (go test runs packages side by side) can starve it for
+	// a whole short run: such a run is tried again, up to three times.
+	var rep *stats.Report
+	for try := 1; ; try++ {
+		var err error
+		rep, _, err = bench.Run(context.Background(), bench.Options{
+			Config: cfg, Binary: binary, WorkDir: t.TempDir(), ProbeBinary: binary,
+		})
+		require.NoError(t, err)
+		require.NotNil(t, rep.OverTime)
+		if rep.OverTime.Intervals[0].LoadNanos > 0 || try == 3 {
+			break
+		}
+		t.Logf("try %d: the probe got no CPU during the run (%s)", try, strings.Join(rep.Notes, "; "))
+	}
 	// The probe needs about a second to lay out its buffer; the interval
 	// still gets samples.
 	first := rep.OverTime.Intervals[0]
