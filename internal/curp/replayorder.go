@@ -29,6 +29,9 @@ import (
 //     before Y was invoked, every list of X's superquorum holds X ahead of
 //     Y, and at most late lists are outside it; so every such order is
 //     drawn (and more: X may merely have reached most witnesses first).
+//     None is drawn from an operation that cannot have completed on the
+//     fast path (see slowOnly and readDeps), nor one a read's dependency
+//     rules out.
 //
 // These orders can disagree only when the lists do (a cycle of strong
 // operations each ahead of the next in all but late lists); the weakest
