@@ -144,16 +144,20 @@ func BenchmarkReplayOrder(b *testing.B) {
 			}
 			lists[w] = append(lists[w], e)
 		}
-		// Each witness received every 50th record late, at a different
-		// place.
-		for i := w; i+40 < n; i += 50 {
-			late := lists[w][i]
-			copy(lists[w][i:i+40], lists[w][i+1:i+41])
-			lists[w][i+40] = late
-		}
+		receiveLate(lists[w], w)
 	}
 	for b.Loop() {
 		replayOrder(lists, notDone, 2, 1)
+	}
+}
+
+// receiveLate has witness w receive every 50th record, from the w-th,
+// 40 records late: each witness at different places.
+func receiveLate(list []witness.Entry, w int) {
+	for i := w; i+40 < len(list); i += 50 {
+		late := list[i]
+		copy(list[i:i+40], list[i+1:i+41])
+		list[i+40] = late
 	}
 }
 
@@ -180,11 +184,7 @@ func BenchmarkReplayOrderWeakHeavy(b *testing.B) {
 			}
 			lists[w] = append(lists[w], e)
 		}
-		for i := w; i+40 < n; i += 50 {
-			late := lists[w][i]
-			copy(lists[w][i:i+40], lists[w][i+1:i+41])
-			lists[w][i+40] = late
-		}
+		receiveLate(lists[w], w)
 	}
 	for b.Loop() {
 		replayOrder(lists, notDone, 2, 1)

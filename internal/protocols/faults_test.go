@@ -85,6 +85,18 @@ func (n *nemesis) start(first, end time.Duration) {
 	}
 }
 
+// roles lists the cluster as a fault is drawn against it: the leader (0
+// between leaders), every replica, the replicas but the leader, the
+// clients.
+func (n *nemesis) roles() (leader wire.NodeID, replicas, others, clients []wire.NodeID) {
+	leader, replicas = n.s.Leader(), n.s.Replicas()
+	others = slices.DeleteFunc(slices.Clone(replicas), func(r wire.NodeID) bool { return r == leader })
+	return leader, replicas, others, n.s.Clients()
+}
+
+// pick draws one of ids.
+func (n *nemesis) pick(ids []wire.NodeID) wire.NodeID { return ids[n.rng.IntN(len(ids))] }
+
 func (n *nemesis) note(format string, args ...any) {
 	n.log = append(n.log, fmt.Sprintf("%8v ", n.s.Now().Round(time.Millisecond))+fmt.Sprintf(format, args...))
 }
@@ -105,18 +117,14 @@ func (n *nemesis) inject() {
 		return
 	}
 	s := n.s
-	leader := s.Leader()
-	replicas := s.Replicas()
-	others := slices.DeleteFunc(slices.Clone(replicas), func(r wire.NodeID) bool { return r == leader })
-	clients := s.Clients()
-	pick := func(ids []wire.NodeID) wire.NodeID { return ids[n.rng.IntN(len(ids))] }
+	leader, replicas, others, clients := n.roles()
 	switch kind := n.rng.IntN(12); {
 	case kind == 11 && leader != 0:
 		n.deposedLeader(leader, others)
 	case kind == 9 && leader != 0:
 		n.witnessRestartThenLeaderCrash(leader, others)
 	case kind == 10 && leader != 0 && len(clients) > 0:
-		n.unevenWritesThenLeaderCrash(pick(clients), leader, pick(others))
+		n.unevenWritesThenLeaderCrash(n.pick(clients), leader, n.pick(others))
 	case kind == 0 && leader != 0:
 		s.Partition([]wire.NodeID{leader}, others)
 		n.note("leader %d cut off from the replicas, clients still reach it", leader)
@@ -127,34 +135,34 @@ func (n *nemesis) inject() {
 		s.Partition(shuffled[:cut], shuffled[cut:])
 		n.note("partition %v | %v", shuffled[:cut], shuffled[cut:])
 	case kind == 2:
-		a, b := pick(replicas), pick(replicas)
+		a, b := n.pick(replicas), n.pick(replicas)
 		if a != b {
 			s.Block([]wire.NodeID{a}, []wire.NodeID{b})
 			n.note("one way: %d cannot reach %d", a, b)
 		}
 	case kind == 3 && leader != 0 && len(clients) > 0:
-		c := pick(clients)
+		c := n.pick(clients)
 		s.Partition([]wire.NodeID{c}, []wire.NodeID{leader})
 		n.note("client %d cut off from leader %d", c, leader)
 	case kind == 4 && len(clients) > 0:
-		c, r := pick(clients), pick(replicas)
+		c, r := n.pick(clients), n.pick(replicas)
 		s.Partition([]wire.NodeID{c}, []wire.NodeID{r})
 		n.note("client %d cut off from replica %d", c, r)
 	case kind == 5:
-		a, b := pick(replicas), pick(replicas)
+		a, b := n.pick(replicas), n.pick(replicas)
 		extra := time.Duration(50+n.rng.IntN(250)) * time.Millisecond
 		s.SlowLink(a, b, extra)
 		if c := clients; len(c) > 0 && leader != 0 {
-			s.SlowLink(leader, pick(c), extra)
+			s.SlowLink(leader, n.pick(c), extra)
 		}
 		n.note("slow links from %d to %d and from leader %d, +%v", a, b, leader, extra)
 	case kind == 6:
-		r := pick(replicas)
+		r := n.pick(replicas)
 		s.Pause(r)
 		n.down = append(n.down, r)
 		n.note("pause replica %d", r)
 	default:
-		victim := pick(replicas)
+		victim := n.pick(replicas)
 		if kind == 7 && leader != 0 {
 			victim = leader
 		}

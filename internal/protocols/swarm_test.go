@@ -267,11 +267,7 @@ func (n *nemesis) injectPlanned(f planned) {
 		return
 	}
 	s := n.s
-	leader := s.Leader()
-	replicas := s.Replicas()
-	others := slices.DeleteFunc(slices.Clone(replicas), func(r wire.NodeID) bool { return r == leader })
-	clients := s.Clients()
-	pick := func(ids []wire.NodeID) wire.NodeID { return ids[n.rng.IntN(len(ids))] }
+	leader, replicas, others, clients := n.roles()
 	kind := f.kind
 	switch kind {
 	case leaderIsolated, witnessRestart, unevenWrites, deposedLeader, longPartition:
@@ -293,28 +289,28 @@ func (n *nemesis) injectPlanned(f planned) {
 		s.Partition(shuffled[:cut], shuffled[cut:])
 		n.note("partition %v | %v", shuffled[:cut], shuffled[cut:])
 	case oneWay:
-		a, b := pick(replicas), pick(replicas)
+		a, b := n.pick(replicas), n.pick(replicas)
 		if a != b {
 			s.Block([]wire.NodeID{a}, []wire.NodeID{b})
 			n.note("one way: %d cannot reach %d", a, b)
 		}
 	case clientCut:
-		c, r := pick(clients), pick(replicas)
+		c, r := n.pick(clients), n.pick(replicas)
 		if leader != 0 && n.rng.IntN(2) == 0 {
 			r = leader
 		}
 		s.Partition([]wire.NodeID{c}, []wire.NodeID{r})
 		n.note("client %d cut off from replica %d (leader %d)", c, r, leader)
 	case slowLinks:
-		a, b := pick(replicas), pick(replicas)
+		a, b := n.pick(replicas), n.pick(replicas)
 		extra := time.Duration(50+n.rng.IntN(250)) * time.Millisecond
 		s.SlowLink(a, b, extra)
 		if leader != 0 && len(clients) > 0 {
-			s.SlowLink(leader, pick(clients), extra)
+			s.SlowLink(leader, n.pick(clients), extra)
 		}
 		n.note("slow links from %d to %d and from leader %d, +%v", a, b, leader, extra)
 	case pauseReplica:
-		r := pick(replicas)
+		r := n.pick(replicas)
 		if n.mayTakeDown() {
 			s.Pause(r)
 			n.down = append(n.down, r)
@@ -323,7 +319,7 @@ func (n *nemesis) injectPlanned(f planned) {
 	case witnessRestart:
 		n.witnessRestartThenLeaderCrash(leader, others)
 	case unevenWrites:
-		n.unevenWritesThenLeaderCrash(pick(clients), leader, pick(others))
+		n.unevenWritesThenLeaderCrash(n.pick(clients), leader, n.pick(others))
 	case deposedLeader:
 		n.deposedLeader(leader, others)
 	case clientLink:
@@ -331,7 +327,7 @@ func (n *nemesis) injectPlanned(f planned) {
 	case longPartition:
 		n.longPartition(leader, others, f.cutoff)
 	default:
-		victim := pick(replicas)
+		victim := n.pick(replicas)
 		if leader != 0 && n.rng.IntN(2) == 0 {
 			victim = leader
 		}
