@@ -163,6 +163,9 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	}
 	w := sim.Workload{ClientSites: sites, Sessions: 2, Ops: 30, Pipeline: 2,
 		Keys: keys, WriteRatio: 0.4, WeakRatio: 0.5, ReadBack: true}
+	if prof != nil && prof.weakShare > 0 {
+		w.WeakRatio, w.Pipeline = prof.weakShare, prof.pipeline
+	}
 	if m.sessionExpiry > 0 {
 		// Three expiries: a leader whose clock the nemesis slowed to 0.4x
 		// still counts more than one.

@@ -74,6 +74,13 @@ type profile struct {
 	sessionExpiry, idle time.Duration
 	// cuts is the chance a fault is a power cut (TestCheckedPowerCuts).
 	cuts float64
+	// weakShare, when set, replaces the workload's even mix of strong and
+	// weak operations with a weak-heavy one, and pipeline its depth:
+	// CURP-HO's weak path keeps pools, chains and parked reads that only
+	// strong operations and commits drain, and a run with few strong
+	// operations is where they grow.
+	weakShare float64
+	pipeline  int
 }
 
 func (p *profile) has(k faultKind) bool { return slices.Contains(p.kinds, k) }
@@ -153,6 +160,12 @@ func drawProfile(seed uint64, powerCuts, expiry bool) *profile {
 	if powerCuts {
 		p.cuts = []float64{0.1, 0.2, 0.4}[rng.IntN(3)]
 	}
+	// Drawn last, so that the draws above are those of the seeds before
+	// weak-heavy mixes existed.
+	if rng.IntN(4) == 0 {
+		p.weakShare = []float64{0.95, 0.99, 1}[rng.IntN(3)]
+		p.pipeline = 2 + rng.IntN(3)
+	}
 	return p
 }
 
@@ -173,6 +186,9 @@ func (p *profile) String() string {
 	}
 	if p.cuts > 0 {
 		fmt.Fprintf(&b, "; power cuts %.0f%%", 100*p.cuts)
+	}
+	if p.weakShare > 0 {
+		fmt.Fprintf(&b, "; %.0f%% weak, %d in flight per session", 100*p.weakShare, p.pipeline)
 	}
 	fmt.Fprintf(&b, "\nprofile: clock rates 1±%.2f", p.skew)
 	if p.has(clientLink) {

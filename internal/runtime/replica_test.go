@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"flag"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -479,6 +480,10 @@ func TestReplicaStatusElectsLeader(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond, "no leader that every replica agrees on")
 }
 
+// floodFor is how long TestWeakFloodKeepsTheLeader floods; -flood 1m runs
+// it for the minute a weak-only workload must last without an election.
+var floodFor = flag.Duration("flood", 3*time.Second, "how long TestWeakFloodKeepsTheLeader sends weak operations")
+
 // TestWeakFloodKeepsTheLeader: a CURP-HO follower that receives nothing
 // but weak operations, as many as its client can pipeline, stays the
 // follower of the leader it had: its work for clients must not hold back
@@ -553,7 +558,7 @@ func TestWeakFloodKeepsTheLeader(t *testing.T) {
 			}
 		}()
 	}
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(*floodFor)
 	for time.Now().Before(deadline) {
 		for _, st := range l.Statuses() {
 			if st.Leader != 0 && (st.Leader != leader || st.Term != term) {
