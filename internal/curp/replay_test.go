@@ -208,3 +208,31 @@ func TestReplayOrderKeepsAWriteBeforeAReadItsListsRefused(t *testing.T) {
 	lists = [][]witness.Entry{ops(put, get), ops(put, get), ops(get)}
 	require.Equal(t, []wire.OpID{put.Op.ID, get.Op.ID}, ids(replayOrder(lists, notDone, 2, 1)))
 }
+
+// TestReplayOrderWalksEachChainOnce: ordering a pool of one session's
+// weak writes, each naming the one before as its previous weak write,
+// looks up each link of the chain a bounded number of times per list.
+// Walked anew for every entry, a chain of n writes costs n²/2 lookups per
+// list: a pool of weak writes built up while there was no leader then
+// stalled the new leader's replay for seconds, and its followers elected
+// another.
+func TestReplayOrderWalksEachChainOnce(t *testing.T) {
+	const n, witnesses = 4000, 3
+	lists := make([][]witness.Entry, witnesses)
+	for w := range lists {
+		for seq := uint64(1); seq <= n; seq++ {
+			e := after(op(1, seq), seq-1)
+			e.Op.Level, e.Op.Kind, e.Op.Key = wire.Weak, wire.Put, seq%7
+			lists[w] = append(lists[w], e)
+		}
+	}
+	// One strong read at the end, so that read dependencies are named.
+	for w := range lists {
+		lists[w] = append(lists[w], after(op(2, 1), 0))
+	}
+	lookups := 0
+	done := func(wire.OpID) bool { lookups++; return false }
+	order := replayOrder(lists, done, 2, 1)
+	require.Len(t, order, n+1)
+	require.LessOrEqual(t, lookups, 8*witnesses*(n+1), "lookups of the done set for %d entries in %d lists", n+1, witnesses)
+}

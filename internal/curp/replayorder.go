@@ -157,13 +157,10 @@ func (g *orderGraph) sessionOrder() {
 func (g *orderGraph) slowOnly(lists [][]witness.Entry, done func(wire.OpID) bool, quorum int) {
 	held := make([]int, len(g.all))
 	for _, list := range lists {
-		at := make(map[wire.OpID]int, len(list))
-		for i, e := range list {
-			at[e.Op.ID] = i
-		}
+		chains := newListChains(list, done)
 		for i := range list {
 			x, ok := g.index[list[i].Op.ID]
-			if ok && at[list[i].Op.ID] == i && chainHeld(&list[i], list, at, i, done) {
+			if ok && chains.at[list[i].Op.ID] == i && chains.heldBefore(i, i) {
 				held[x]++
 			}
 		}
@@ -442,11 +439,10 @@ func (g *orderGraph) namedDeps(lists [][]witness.Entry, done func(wire.OpID) boo
 	named := make([][]*wire.OpID, len(lists))
 	for l, list := range lists {
 		named[l] = make([]*wire.OpID, len(g.all))
-		at := make(map[wire.OpID]int, len(list))
+		chains := newListChains(list, done)
 		latest := make(map[uint64]int)
 		blocked := make(map[uint64]bool)
 		for i, e := range list {
-			at[e.Op.ID] = i
 			if e.Op.Kind.IsWrite() {
 				if e.Op.Level == wire.Weak {
 					latest[e.Op.Key] = i + 1
@@ -461,7 +457,7 @@ func (g *orderGraph) namedDeps(lists [][]witness.Entry, done func(wire.OpID) boo
 			}
 			var dep wire.OpID
 			if w := latest[e.Op.Key]; w > 0 {
-				if !chainHeld(&list[w-1], list, at, i, done) {
+				if !chains.heldBefore(w-1, i) {
 					continue
 				}
 				dep = list[w-1].Op.ID
