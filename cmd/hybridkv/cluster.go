@@ -42,7 +42,7 @@ replicas while the cluster runs:
   curl -X POST ADDR/replicas/2/stop       SIGTERM replica 2
   curl -X POST ADDR/replicas/2/restart    start replica 2 again on its data
   curl -X POST ADDR/replicas/2/pause      SIGSTOP replica 2 (resume: SIGCONT)
-Each replica also serves /faults on its debug address (see the README) to
+Each replica also serves /faults on its debug address (see docs/operating.md) to
 cut, slow or thin out its links.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -202,9 +202,9 @@ func (r *Replica) handle(rd protocol.Ready) {
 // rounds share its sync. A sync's kernel work is CPU the replicas
 // share: with three replicas on two cores, CURP-HT at --delay 0
 // --threads 8 --pendings 20 synced a fifth less often and gave 1.05x the
-// throughput at 500 µs (six rounds, five won; README, *How data is
-// kept*). An idle writer, whose last write had no company, writes at
-// once, so a lone operation pays nothing.
+// throughput at 500 µs (six rounds, five won;
+// docs/results/2026-11-24-fsync-cost.md). An idle writer, whose last
+// write had no company, writes at once, so a lone operation pays nothing.
 func (r *Replica) writer(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
 	var wait *time.Timer
