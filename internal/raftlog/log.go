@@ -75,6 +75,8 @@ type Log struct {
 	snapshotWaits map[uint64]int
 
 	leader, term uint64
+	// vote is the candidate this replica voted for in term (0: none).
+	vote uint64
 	// leaderChanges counts the times a leader became known (see
 	// LeaderChanges).
 	leaderChanges uint64
@@ -162,7 +164,7 @@ func New(cfg Config) (*Log, error) {
 	l := &Log{cfg: cfg, rn: rn, storage: rc.Storage.(*storage), disk: cfg.Disk, restarted: restarted, snapshotWaits: make(map[uint64]int),
 		rand: cfg.Rand, applied: applied - 1, acks: newPeerAcks(cfg.ID, cfg.Peers)}
 	if hs := state.HardState; hs != nil {
-		l.term, l.committed = hs.GetTerm(), hs.GetCommit()
+		l.term, l.vote, l.committed = hs.GetTerm(), hs.GetVote(), hs.GetCommit()
 		l.savedCommit.Store(hs.GetCommit())
 	}
 	l.resetTimeout()
@@ -416,6 +418,7 @@ func (l *Log) Ready(h Handler) (*Write, error) {
 			l.setLeader(rd.SoftState.Lead)
 		}
 		if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
+			l.noteVote(rd.HardState)
 			l.term = rd.HardState.GetTerm()
 			l.committed = rd.HardState.GetCommit()
 			if err := l.storage.SetHardState(rd.HardState); err != nil {
@@ -503,6 +506,21 @@ func (l *Log) fillSnapshot(m *raftpb.Message) bool {
 	}
 	m.Snapshot = &raftpb.Snapshot{Metadata: m.GetSnapshot().GetMetadata(), Data: data}
 	return true
+}
+
+// noteVote restarts the election timer, as raft's own would be, when this
+// replica moves to a later term or grants a vote in its term (raft §5.2:
+// a follower campaigns once its timeout passes without hearing from a
+// leader or granting a vote). Without it, a replica that had heard of no
+// leader yet voted for a candidate a moment before its own timeout and
+// campaigned before the winner's first append arrived, deposing it.
+func (l *Log) noteVote(hs *raftpb.HardState) {
+	later := hs.GetTerm() > l.term
+	voted := hs.GetVote() != 0 && (later || hs.GetVote() != l.vote)
+	l.vote = hs.GetVote()
+	if (later || voted) && !l.IsLeader() {
+		l.resetTimeout()
+	}
 }
 
 func (l *Log) setLeader(lead uint64) {
