@@ -188,10 +188,7 @@ func (g *orderGraph) fastPathOrder(late int) {
 			if y == x {
 				continue
 			}
-			if g.refuted[[2]int{x, y}] {
-				continue
-			}
-			if against := g.against(x, y, late); against <= late {
+			if against := g.against(x, y, late); against <= late && !g.refuted[[2]int{x, y}] {
 				rank := rankFastPath + 2*against
 				if !e.Op.Conflicts(&g.all[y].Op) {
 					rank++
@@ -332,8 +329,9 @@ func (g *orderGraph) choose(choices []depChoice) {
 		settled = false
 		open := choices[:0]
 		for _, c := range choices {
-			before := certain.reaches(c.write, c.read)
-			after := certain.reaches(c.read, c.write) || certain.reaches(c.dep, c.write)
+			certain.focus(c.read, c.dep)
+			before := certain.toRead.has(c.write)
+			after := certain.fromRead.has(c.write) || certain.fromDep.has(c.write)
 			switch {
 			case before && after:
 				// Either place contradicts the certain orders: the read
@@ -351,11 +349,12 @@ func (g *orderGraph) choose(choices []depChoice) {
 	// Then the rest, read by read, each after what the others placed.
 	for _, c := range choices {
 		ahead, agreeing := g.listPlaces(c)
+		certain.focus(c.read, c.dep)
 		var before bool
 		switch {
-		case certain.reaches(c.write, c.read):
+		case certain.toRead.has(c.write):
 			before = true
-		case certain.reaches(c.read, c.write) || certain.reaches(c.dep, c.write):
+		case certain.fromRead.has(c.write) || certain.fromDep.has(c.write):
 		case at[c.write] < at[c.dep]:
 			before = true
 		case at[c.write] > at[c.read]:
@@ -364,49 +363,6 @@ func (g *orderGraph) choose(choices []depChoice) {
 		}
 		place(c, before)
 	}
-}
-
-// certainOrders holds the orders drawn of rank up to rankReadDep, for
-// choose's searches.
-type certainOrders struct {
-	after [][]int32
-	// visit and stamp mark a search's visited operations.
-	visit []int
-	stamp int
-	stack []int32
-}
-
-func (g *orderGraph) certainOrders() *certainOrders {
-	c := &certainOrders{after: make([][]int32, len(g.all)), visit: make([]int, len(g.all))}
-	for _, e := range g.edges {
-		if e.rank <= rankReadDep {
-			c.after[e.from] = append(c.after[e.from], e.to)
-		}
-	}
-	return c
-}
-
-func (c *certainOrders) add(from, to int) { c.after[from] = append(c.after[from], int32(to)) }
-
-// reaches reports whether the orders lead from a to b.
-func (c *certainOrders) reaches(a, b int) bool {
-	c.stamp++
-	c.stack = append(c.stack[:0], int32(a))
-	c.visit[a] = c.stamp
-	for len(c.stack) > 0 {
-		n := c.stack[len(c.stack)-1]
-		c.stack = c.stack[:len(c.stack)-1]
-		if int(n) == b {
-			return true
-		}
-		for _, m := range c.after[n] {
-			if c.visit[m] != c.stamp {
-				c.visit[m] = c.stamp
-				c.stack = append(c.stack, m)
-			}
-		}
-	}
-	return false
 }
 
 // listPlaces counts the lists that name c's dependency, and those of them
