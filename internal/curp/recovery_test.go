@@ -130,3 +130,31 @@ func TestLeaderCrashKeepsFastPathWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestWitnessesRecordNothingStrongWithoutALeader: strong operations sent
+// while no replica leads are answered once a leader is elected, and until
+// then no witness pools them (they cannot have completed on the fast path,
+// and a new leader's recovery would have to order them all).
+func TestWitnessesRecordNothingStrongWithoutALeader(t *testing.T) {
+	s := newSim(t, 1, 3, sim.Network{OneWay: sim.UniformWAN(3, 10*time.Millisecond)})
+	require.Zero(t, s.Leader())
+	c := s.AddClient(0)
+	var ids []wire.OpID
+	for k := range uint64(10) {
+		ids = append(ids, s.Submit(c, k+1, wire.Op{Kind: wire.Put, Key: k, Value: []byte("v")}))
+	}
+	completed := 0
+	s.OnComplete = func(wire.NodeID, protocol.Completion) { completed++ }
+	pooled := func() int {
+		n := 0
+		for _, id := range s.Replicas() {
+			n += s.Replica(id).Metrics().CURP.WitnessRecords
+		}
+		return n
+	}
+	for s.Leader() == 0 {
+		require.Zero(t, pooled(), "a witness pooled a strong operation with no leader, at %v", s.Now())
+		require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 20*time.Millisecond) || s.Now() < 5*time.Second)
+	}
+	require.True(t, s.RunUntil(func() bool { return completed == len(ids) }, 5*time.Second), "the writes did not complete once a leader was elected")
+}

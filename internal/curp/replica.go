@@ -298,10 +298,19 @@ func (r *Replica) request(from wire.NodeID, req *wire.Request) {
 }
 
 // witness records req's operation unless a conflicting unapplied operation
-// is recorded.
+// is recorded, or this replica knows of no leader.
+//
+// With no leader, no strong operation can complete on the fast path (it
+// needs the leader's speculative reply), so a record would only be work for
+// the next leader's recovery, whose order costs the pool's strong
+// operations times its size: pools that a leaderless spell at 99 % weak
+// filled with thousands of strong operations stalled each new leader for
+// seconds, and its followers elected another. Refused, the operation takes
+// the slow path once there is a leader; the client retries until then.
 func (r *Replica) witness(from wire.NodeID, req *wire.Request) {
 	op := &req.Op
-	ok := r.conflicting(op) == nil
+	lead, _ := r.Leader()
+	ok := lead != 0 && r.conflicting(op) == nil
 	if ok {
 		r.pool.Add(op, req.PrevWeak)
 	}
