@@ -276,7 +276,19 @@ func (x *Replica) answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, wea
 			r.Reply(from, weakpath.LostReply(req.Op.ID))
 			return
 		}
-		r.Reply(from, x.weakRead(r, &req.Op))
+		rep := x.weakRead(r, &req.Op)
+		if rep.ReadDep.IsZero() {
+			// From the applied state, which holds only committed entries
+			// (durable on a majority, and here before they were applied):
+			// nothing the round's write is for. Waiting for it had every
+			// weak read pay a sync under load (95 % weak: weak-read
+			// median 14.5 ms with fsync, 5.7 ms without).
+			r.ReplyNow(from, rep)
+			return
+		}
+		// The session's own pooled write: durable here only with the
+		// round's write.
+		r.Reply(from, rep)
 	}
 }
 

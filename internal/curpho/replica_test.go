@@ -141,3 +141,33 @@ func TestWeakReadLooksOnlyAtItsSessionsWrites(t *testing.T) {
 	require.LessOrEqual(t, steps, uint64(reads),
 		"%d weak reads of a key %d sessions wrote looked at %d records", reads, sessions, steps)
 }
+
+// TestWeakReadWaitsForTheDiskOnlyForItsOwnPooledWrite: a weak read that
+// returns its session's pooled write tells of a record the round's write
+// makes durable, and goes out after it; one answered from the applied
+// state tells of nothing the disk is writing, and goes out at once. Every
+// weak read used to wait for the round's write: under load, a sync each
+// (95 % weak, 3 × 32 sessions: weak-read median 14.5 ms with fsync, 5.7
+// ms without).
+func TestWeakReadWaitsForTheDiskOnlyForItsOwnPooledWrite(t *testing.T) {
+	r, _ := newFollower(t)
+	client := wire.FirstClientID + 1
+	const session = uint64(wire.FirstClientID) + 3
+	r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: 1}, Level: wire.Weak,
+		Kind: wire.Put, Key: 1, Value: []byte("v")}, Flags: wire.FlagReplyWanted})
+	r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: 2}, Level: wire.Weak,
+		Kind: wire.Get, Key: 1}, PrevWeak: 1, Flags: wire.FlagReplyWanted})
+	r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: 3}, Level: wire.Weak,
+		Kind: wire.Get, Key: 2}, PrevWeak: 1, Flags: wire.FlagReplyWanted})
+	rd := r.Ready()
+	when := make(map[uint64]string)
+	for name, list := range map[string][]wire.Envelope{"now": rd.Messages, "after the write": rd.After} {
+		for _, env := range list {
+			if rep, ok := env.Msg.(*wire.Reply); ok && rep.Kind == wire.ReplyWeak {
+				when[rep.ID.Seq] = name
+			}
+		}
+	}
+	r.Advance()
+	require.Equal(t, map[uint64]string{1: "after the write", 2: "after the write", 3: "now"}, when)
+}
