@@ -265,7 +265,11 @@ func (r *benchRun) draw(reports []*stats.Report, series map[string]*plot.SweepSe
 		for _, name := range r.names {
 			all = append(all, *series[name])
 		}
-		return plot.Sweep(all, filepath.Join(r.dir, "sweep.png"))
+		if err := plot.Sweep(all, filepath.Join(r.dir, "sweep.png")); err != nil {
+			return err
+		}
+		// Every swept parameter is a number: each class against it too.
+		return plot.SweepValues(all, filepath.Join(r.dir, "sweep-values.png"))
 	}
 	if err := plot.Classes(reports, filepath.Join(r.dir, "classes.png")); err != nil {
 		return err

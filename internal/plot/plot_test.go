@@ -126,6 +126,7 @@ var figures = []struct {
 	{"classes", func(path string) error { return Classes(comparison(), path) }, classesW, classesH},
 	{"cdfs", func(path string) error { return CDFs(comparison(), path) }, cdfsW, cdfsH},
 	{"sweep", func(path string) error { return Sweep(sweep(), path) }, sweepW, sweepH},
+	{"sweep-values", func(path string) error { return SweepValues(sweep(), path) }, sweepValuesW, sweepValuesH},
 	{"over-time", func(path string) error { return OverTime(overTime(), path) }, overTimeW, overTimeH},
 	{"over-time-machine", func(path string) error { return OverTime(overTimeWithMachine(), path) }, overTimeW, overTimeMachineH},
 	{"faults", func(path string) error { return Faults(faulted("curpht"), path) }, faultsW, faultsH},
