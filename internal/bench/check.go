@@ -58,7 +58,7 @@ func (r *run) check(rec *history.Recorder, states []protocol.Status) (*Verdict, 
 	for _, st := range states {
 		rec.AddReplica(history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
 	}
-	f := rec.File()
+	f := rec.Take()
 	path := r.opts.HistoryPath
 	if err := history.WriteFile(path, f); err != nil {
 		return nil, err

@@ -134,3 +134,22 @@ func FuzzReadFile(f *testing.F) {
 		}
 	})
 }
+
+// TestRecorderKeepsOneCopyOfEachValue: reads that returned a value written
+// earlier share the write's copy, and Take hands over what was recorded.
+func TestRecorderKeepsOneCopyOfEachValue(t *testing.T) {
+	r := NewRecorder()
+	r.Append(Event{Session: 1, Seq: 1, Kind: wire.Put, Key: 7, Value: []byte("v1"), Outcome: OK})
+	for seq := uint64(2); seq < 5; seq++ {
+		r.Append(Event{Session: 1, Seq: seq, Kind: wire.Get, Key: 7, Value: []byte("v1"), Found: true, Outcome: OK})
+	}
+	r.Append(Event{Session: 2, Seq: 1, Kind: wire.Get, Key: 7, Value: []byte("v2"), Found: true, Outcome: OK})
+	f := r.Take()
+	require.Len(t, f.Events, 5)
+	for _, e := range f.Events[1:4] {
+		require.Equal(t, "v1", string(e.Value))
+		require.Same(t, &f.Events[0].Value[0], &e.Value[0], "a read kept its own copy of a recorded value")
+	}
+	require.Equal(t, "v2", string(f.Events[4].Value))
+	require.Zero(t, r.Len(), "Take left events behind")
+}
