@@ -53,7 +53,9 @@ func SweepValues(series []SweepSeries, path string) error {
 		return err
 	}
 	strong, err := valuesPanel(series, xs, param, "strong operations: median (solid), P99 (dashed)", "latency (ms)", thumbs, true,
-		func(r *stats.Report) (float64, float64, bool) { return r.Strong.P50Ms, r.Strong.P99Ms, r.Strong.Count > 0 })
+		func(r *stats.Report) (float64, float64, bool) {
+			return r.Strong.P50Ms, r.Strong.P99Ms, r.Strong.Count > 0
+		})
 	if err != nil {
 		return err
 	}

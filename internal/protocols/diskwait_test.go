@@ -28,11 +28,19 @@ func TestWhatWaitsForTheDisk(t *testing.T) {
 			path := op()
 			return path, c.Now() - start
 		}
-		path, took := timed(func() string { return c.put(cl, 7, 3, "v", wire.Strong).Path.String() })
-		require.Equal(t, "fast", path)
-		require.GreaterOrEqual(t, took, disk/2, "a strong write's fast path must wait for its records' sync")
+		// The witnesses' oks and the leader's commit each wait for syncs of
+		// their own: which reaches the client first depends on the syncs'
+		// drawn lengths, so a write may complete as committed. The first
+		// of a few that completes on the fast path is the one looked at.
+		fast := false
+		for key := uint64(3); key < 8 && !fast; key++ {
+			path, took := timed(func() string { return c.put(cl, 7, key, "v", wire.Strong).Path.String() })
+			fast = path == "fast"
+			require.GreaterOrEqual(t, took, disk/2, "a strong write completed (%s) without waiting for a sync", path)
+		}
+		require.True(t, fast, "no strong write completed on the fast path")
 
-		path, took = timed(func() string { return c.get(cl, 7, 4, wire.Strong).Path.String() })
+		path, took := timed(func() string { return c.get(cl, 7, 8, wire.Strong).Path.String() }) // a key never written
 		if name == "curp-ho" {
 			// By the time the sync is done, the commit may be too.
 			require.GreaterOrEqual(t, took, disk/2, "a CURP-HO read may tell of pooled writes: it waits")
