@@ -239,16 +239,17 @@ func TestReplayOrderWalksEachChainOnce(t *testing.T) {
 	require.LessOrEqual(t, lookups, 8*witnesses*(n+1), "lookups of the done set for %d entries in %d lists", n+1, witnesses)
 }
 
-// BenchmarkReplayOrderLeaderlessPool orders what three witnesses pool in
-// a leaderless spell at 99 % weak (bench --weak-ratio 99 --threads 32
+// BenchmarkReplayOrderLeaderlessPool orders a pool of the shape a
+// leaderless spell at 99 % weak leaves (bench --weak-ratio 99 --threads 32
 // --pendings 15): 20,000 records of 288 sessions, one in ten strong (the
 // pools hold weak writes and strong operations, not weak reads), keys
-// Zipf 0.99 over a million, as three witnesses saw them with some records
-// late; N = 3, so the recovery takes two lists.
+// Zipf-distributed over a million (s = 1.01: the generator needs s > 1,
+// the bench draws 0.99), as two witnesses saw them with some records late:
+// N = 3, so the recovery takes two lists.
 func BenchmarkReplayOrderLeaderlessPool(b *testing.B) {
 	const n, sessions, witnesses = 20000, 288, 2
 	rng := rand.New(rand.NewPCG(1, 2))
-	zipf := rand.NewZipf(rng, 1.01, 1, 1<<20) // the generator needs s > 1
+	zipf := rand.NewZipf(rng, 1.01, 1, 1<<20)
 	base := make([]witness.Entry, 0, n)
 	prev := make(map[uint64]uint64)
 	seqs := make(map[uint64]uint64)

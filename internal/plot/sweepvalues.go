@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -44,7 +45,7 @@ func SweepValues(series []SweepSeries, path string) error {
 			xs[i] = append(xs[i], x)
 		}
 		all = append(all, s.Reports...)
-		param = cmpOr(param, s.Param)
+		param = cmp.Or(param, s.Param)
 	}
 	thumbs := make([][]plot.Thumbnailer, len(series))
 	tput, err := valuesPanel(series, xs, param, "throughput", "ops/s", thumbs, false,
@@ -70,7 +71,7 @@ func SweepValues(series []SweepSeries, path string) error {
 			legend = append(legend, legendEntry{seriesLabel(series[i], i), t})
 		}
 	}
-	title := withShape("Throughput and latency by "+cmpOr(param, "swept value"), all)
+	title := withShape("Throughput and latency by "+cmp.Or(param, "swept value"), all)
 	layout := [][]*plot.Plot{{tput, strong, weak}}
 	return save(path, sweepValuesW, sweepValuesH, func(dc draw.Canvas) { drawGrid(dc, title, legend, layout) })
 }
@@ -80,13 +81,6 @@ const (
 	sweepValuesW = 14 * vg.Inch
 	sweepValuesH = 5 * vg.Inch
 )
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
 
 // valuesPanel draws one quantity (and, if the second value is a number,
 // a second one dashed) of every series against the swept value. Latency
