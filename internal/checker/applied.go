@@ -13,6 +13,42 @@ import (
 // log starts with a snapshot just before it that holds no state.
 const firstLogIndex = raftlog.FirstEntry
 
+// decodeLog decodes the run's committed log: the request each entry
+// holds, nil for a clock entry or an empty one.
+func decodeLog(f *history.File) ([]*wire.Request, error) {
+	reqs := make([]*wire.Request, len(f.Log))
+	for i, data := range f.Log {
+		if len(data) == 0 {
+			continue
+		}
+		m, err := wire.Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("checker: log entry %d: %w", firstLogIndex+uint64(i), err)
+		}
+		req, ok := m.(*wire.Request)
+		if _, clock := m.(*wire.Clock); !ok && !clock {
+			return nil, fmt.Errorf("checker: log entry %d holds a %v", firstLogIndex+uint64(i), m.Type())
+		}
+		reqs[i] = req
+	}
+	return reqs, nil
+}
+
+// firstLogged maps each operation in the log to the index of its first
+// entry, where it takes effect.
+func firstLogged(log []*wire.Request) map[wire.OpID]uint64 {
+	at := make(map[wire.OpID]uint64, len(log))
+	for i, req := range log {
+		if req == nil {
+			continue
+		}
+		if _, seen := at[req.Op.ID]; !seen {
+			at[req.Op.ID] = firstLogIndex + uint64(i)
+		}
+	}
+	return at
+}
+
 // checkAppliedLog checks X1 against what the replicas applied rather than
 // what clients were told: replaying the committed log with each operation
 // taking effect once, at its first appearance, must give every replica's
@@ -20,18 +56,15 @@ const firstLogIndex = raftlog.FirstEntry
 // some operation twice (a retry logged after another write to its key,
 // say) or skipped a logged one as a duplicate it never applied. Replicas
 // applied beyond the known log are not checked.
-func checkAppliedLog(f *history.File, rep *reporter) error {
-	if len(f.Log) == 0 {
-		return nil
-	}
+func checkAppliedLog(f *history.File, log []*wire.Request, rep *reporter) {
 	want := make(map[uint64][]history.ReplicaState) // by applied index
 	for _, r := range f.Replicas {
-		if r.Applied < firstLogIndex+uint64(len(f.Log)) {
+		if r.Applied < firstLogIndex+uint64(len(log)) {
 			want[r.Applied] = append(want[r.Applied], r)
 		}
 	}
 	if len(want) == 0 {
-		return nil
+		return
 	}
 	ref := kvstore.New()
 	seen := make(map[wire.OpID]bool)
@@ -48,26 +81,15 @@ func checkAppliedLog(f *history.File, rep *reporter) error {
 		}
 	}
 	check(firstLogIndex - 1)
-	for i, data := range f.Log {
+	for i, req := range log {
 		index := firstLogIndex + uint64(i)
-		if len(data) > 0 {
-			m, err := wire.Decode(data)
-			if err != nil {
-				return fmt.Errorf("checker: log entry %d: %w", index, err)
-			}
-			req, ok := m.(*wire.Request)
-			if _, clock := m.(*wire.Clock); !ok && !clock {
-				return fmt.Errorf("checker: log entry %d holds a %v", index, m.Type())
-			}
-			if ok && !seen[req.Op.ID] {
-				seen[req.Op.ID] = true
-				effects++
-				op := req.Op
-				op.ID = wire.OpID{Session: effects, Seq: 1}
-				ref.Apply(index, &op, 0)
-			}
+		if req != nil && !seen[req.Op.ID] {
+			seen[req.Op.ID] = true
+			effects++
+			op := req.Op
+			op.ID = wire.OpID{Session: effects, Seq: 1}
+			ref.Apply(index, &op, 0)
 		}
 		check(index)
 	}
-	return nil
 }

@@ -65,12 +65,17 @@ func Check(f *history.File, o Options) Result {
 	}
 	rep := newReporter(o.MaxPerProperty)
 	checkReplicas(f.Replicas, rep)
-	if err := checkAppliedLog(f, rep); err != nil {
+	log, err := decodeLog(f)
+	if err != nil {
 		return Result{Err: err, Duration: time.Since(start)}
 	}
+	checkAppliedLog(f, log, rep)
 	h, err := index(f, rep)
 	if err != nil {
 		return Result{Err: err, Duration: time.Since(start)}
+	}
+	if len(log) > 0 {
+		h.logged = firstLogged(log)
 	}
 	checkCycles(h, rep)
 	checkCausal(h, rep)

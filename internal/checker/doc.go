@@ -48,6 +48,16 @@
 // every key again as a second opinion; the tests run both on thousands of
 // random histories and they agree.
 //
+// When the run hands over its committed log (History.Log; the simulator
+// does), S1 is also checked in its log form: the log is the order in which
+// puts take effect, so on each key no put may be logged after one that was
+// invoked once it had returned, with the same spans for weak puts and puts
+// of unknown outcome (LogOrder). The check by values sees such an
+// inversion only when a read returns the older value before a later put
+// hides both; a recovery that logs a fast-path put behind a put invoked
+// after it completed, on a key written again soon after, is otherwise
+// missed. Puts on different keys may be logged in any order: they commute.
+//
 // C3 is checked in its slot form only: a read of another session's put
 // must report a Slot (the log position its answer reflects) at least the
 // put's, when both are known. Commit times are not recorded, so "visible
@@ -62,9 +72,10 @@
 // the run hands over its committed log (History.Log; the simulator does)
 // X1 is also checked against what the replicas applied: the log replayed
 // with each identity taking effect once, at its first appearance, must
-// give each replica's digest at its applied index. That catches a retry
-// applied again after another write to its key, and a logged write skipped
-// as a duplicate it was not.
+// give each replica's digest at its applied index. The digest covers each
+// key's value and the slot that wrote it, so that catches a retry applied
+// again (even one that rewrote the value its key held), and a logged write
+// skipped as a duplicate it was not.
 //
 // # Limits
 //

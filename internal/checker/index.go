@@ -52,6 +52,9 @@ type hist struct {
 	sessions int
 	keys     map[uint64]*keyWrites
 	readers  []int32 // per write: reads of it that returned after it was invoked
+	// logged maps each operation in the run's committed log to the index
+	// where it took effect; nil when the run handed over no log.
+	logged map[wire.OpID]uint64
 }
 
 // index validates and deduplicates the events, resolves every read to the

@@ -64,6 +64,7 @@ func checkLinearizable(h *hist, o Options, rep *reporter) (unknown bool) {
 		}
 	}
 	rep.count(checked, "S1")
+	failed = append(failed, l.logOrder()...)
 	if o.VisualizePath != "" && len(shown) > 0 {
 		note := "visualization in " + o.VisualizePath
 		left := max(time.Until(deadline), time.Second)

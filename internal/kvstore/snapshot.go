@@ -191,7 +191,7 @@ func restore(b []byte, clocked bool) (*Store, error) {
 		v := r.alias()
 		s.data[k] = s.vals.put(k, slot, v)
 		s.keys++
-		s.digest ^= entryHash(k, v)
+		s.digest ^= entryHash(k, slot, v)
 	}
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		id := r.uvarint()

@@ -173,7 +173,7 @@ func (s *Store) execute(slot uint64, op *wire.Op) Result {
 	}
 	old, had := s.lookup(op.Key)
 	if had {
-		s.digest ^= entryHash(op.Key, s.vals.get(old))
+		s.digest ^= entryHash(op.Key, old.slot, s.vals.get(old))
 		s.vals.overwritten(old)
 	} else {
 		s.keys++
@@ -187,7 +187,7 @@ func (s *Store) execute(slot uint64, op *wire.Op) Result {
 			s.reclaim()
 		}
 	}
-	s.digest ^= entryHash(op.Key, op.Value)
+	s.digest ^= entryHash(op.Key, slot, op.Value)
 	return Result{Slot: slot}
 }
 
@@ -254,13 +254,18 @@ func (s *Store) Replies() int {
 // Len returns the number of keys.
 func (s *Store) Len() int { return s.keys }
 
-// entryHash is FNV-1a over the key and value: fixed across processes, so
-// replicas running as separate programs produce comparable digests.
-func entryHash(key uint64, value []byte) uint64 {
+// entryHash is FNV-1a over the key, the slot that wrote it and the value:
+// fixed across processes, so replicas running as separate programs produce
+// comparable digests. The slot makes a write applied twice show even when
+// it wrote the value the key held: the second time, at a later slot.
+func entryHash(key, slot uint64, value []byte) uint64 {
 	const prime = 1099511628211
 	h := uint64(14695981039346656037)
 	for i := 0; i < 8; i++ {
 		h = (h ^ (key >> (8 * i) & 0xff)) * prime
+	}
+	for i := 0; i < 8; i++ {
+		h = (h ^ (slot >> (8 * i) & 0xff)) * prime
 	}
 	for _, c := range value {
 		h = (h ^ uint64(c)) * prime

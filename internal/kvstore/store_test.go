@@ -48,15 +48,22 @@ func TestForgetAcknowledged(t *testing.T) {
 	require.True(t, res.Found)
 }
 
-func TestDigestIgnoresOrder(t *testing.T) {
-	a, b := New(), New()
+// TestDigestIsTheContents: the digest covers each key's value and the
+// slot that wrote it, not how the store got there; a write applied at
+// another slot, even of the same value, shows.
+func TestDigestIsTheContents(t *testing.T) {
+	a, b, c := New(), New(), New()
 	a.Apply(1, put(1, 1, 1, "x"), 0)
-	a.Apply(2, put(1, 2, 2, "y"), 0)
-	b.Apply(1, put(1, 2, 2, "y"), 0)
-	b.Apply(2, put(1, 1, 1, "x"), 0)
+	a.Apply(3, put(1, 2, 2, "y"), 0)
+	b.Apply(1, put(1, 1, 1, "x"), 0)
+	b.Apply(2, put(1, 2, 2, "w"), 0)
+	b.Apply(3, put(1, 3, 2, "y"), 0)
 	require.Equal(t, a.Digest(), b.Digest())
-	b.Apply(3, put(1, 3, 2, "z"), 0)
+	b.Apply(4, put(1, 4, 2, "z"), 0)
 	require.NotEqual(t, a.Digest(), b.Digest())
+	c.Apply(1, put(1, 1, 1, "x"), 0)
+	c.Apply(2, put(1, 2, 2, "y"), 0)
+	require.NotEqual(t, a.Digest(), c.Digest(), "the same value written at another slot")
 }
 
 func TestSnapshotRoundTrip(t *testing.T) {

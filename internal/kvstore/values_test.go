@@ -40,6 +40,7 @@ func TestOverwrittenValuesAreReclaimed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const keys = 20_000
 	latest := make(map[uint64][]byte)
+	wroteAt := make(map[uint64]uint64)
 	first, _ := s.Read(0)
 	require.Nil(t, first.Value)
 	var kept, keptCopy []byte
@@ -52,6 +53,7 @@ func TestOverwrittenValuesAreReclaimed(t *testing.T) {
 		}
 		s.Apply(slot, &wire.Op{ID: wire.OpID{Session: 1, Seq: slot}, Kind: wire.Put, Key: k, Value: v}, slot)
 		latest[k] = v
+		wroteAt[k] = slot
 		if slot == 1000 {
 			r, _ := s.Read(k)
 			kept, keptCopy, keptAt = r.Value, bytes.Clone(r.Value), s.data[k]
@@ -61,13 +63,11 @@ func TestOverwrittenValuesAreReclaimed(t *testing.T) {
 	checkChunks(t, s)
 	require.Less(t, len(s.vals.chunks), 3*s.vals.live/chunkSize+4, "dropped chunks' ids are reused")
 	fresh := New()
-	slot := uint64(0)
 	for k, v := range latest {
 		got, ok := s.Read(k)
 		require.True(t, ok)
 		require.Equal(t, v, got.Value, "key %d", k)
-		slot++
-		fresh.Apply(slot, &wire.Op{ID: wire.OpID{Session: 1, Seq: slot}, Kind: wire.Put, Key: k, Value: v}, slot)
+		fresh.Apply(wroteAt[k], &wire.Op{ID: wire.OpID{Session: 1, Seq: wroteAt[k]}, Kind: wire.Put, Key: k, Value: v}, 0)
 	}
 	require.Equal(t, fresh.Digest(), s.Digest())
 	now := s.vals.chunks[keptAt.chunk].bytes

@@ -57,6 +57,9 @@ type mutation struct {
 	// expiryProfile has every swarm profile compact its log often and
 	// expire idle sessions, with an idle spell (see drawProfile).
 	expiryProfile bool
+	// firstKinds draws the swarm profile as it was drawn before the
+	// targeted kinds existed: a replay of a seed that found a bug then.
+	firstKinds bool
 	// volatile keeps CURP witness records in memory only.
 	volatile bool
 	// stallOK reports a run whose operations did not all complete instead
@@ -89,7 +92,7 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	require.NoError(t, err)
 	var prof *profile
 	if m.faults && m.swarm {
-		prof = drawProfile(seed, m.powerCuts, m.expiryProfile)
+		prof = drawProfile(seed, profileOptions{powerCuts: m.powerCuts, expiry: m.expiryProfile, firstKinds: m.firstKinds})
 	}
 	cfg := sim.Config{
 		Seed: seed, Replicas: n, BatchDelay: 200 * time.Microsecond, VolatileWitnesses: m.volatile,
@@ -165,6 +168,9 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 		Keys: keys, WriteRatio: 0.4, WeakRatio: 0.5, ReadBack: true}
 	if prof != nil && prof.weakShare > 0 {
 		w.WeakRatio, w.Pipeline = prof.weakShare, prof.pipeline
+	}
+	if prof != nil && prof.ops > 0 {
+		w.Ops = prof.ops
 	}
 	if m.sessionExpiry > 0 {
 		// Three expiries: a leader whose clock the nemesis slowed to 0.4x

@@ -9,10 +9,11 @@ import (
 
 // requireSwarmSeedClean replays one seed of the checked simulation under a
 // swarm profile's faults (with power cuts if cuts is set, as
-// TestCheckedPowerCuts draws them) and requires a clean history.
+// TestCheckedPowerCuts draws them), as it was drawn when it found a bug
+// (before the targeted kinds), and requires a clean history.
 func requireSwarmSeedClean(t *testing.T, protocol string, n int, seed uint64, cuts bool) {
 	t.Helper()
-	res := checkedRun(t, protocol, n, seed, mutation{faults: true, swarm: true, powerCuts: cuts})
+	res := checkedRun(t, protocol, n, seed, mutation{faults: true, swarm: true, powerCuts: cuts, firstKinds: true})
 	require.NoError(t, res.Err, "%s n=%d seed %d", protocol, n, seed)
 	require.True(t, res.Clean(), "%s n=%d seed %d: %v\nfaults:\n%s", protocol, n, seed, res.Violations, res.faults)
 }

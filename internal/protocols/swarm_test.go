@@ -1,6 +1,7 @@
 package protocols_test
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -21,6 +22,8 @@ import (
 // a few, some inject a single fault, and the combinations a bug needs
 // (several faults at once) come up in some seeds rather than in none.
 
+var swarmKinds = flag.String("swarm-kinds", "", "comma-separated fault kinds every swarm profile uses instead of those it draws (e.g. split-witnesses,crash)")
+
 // faultKind is a kind of fault the swarm nemesis may inject.
 type faultKind int
 
@@ -37,12 +40,22 @@ const (
 	deposedLeader                     // see deposedLeader
 	clientLink                        // one client's link to one replica slow or lossy, one way
 	longPartition                     // a follower cut off long with a fast clock, caught up by snapshot
+	firstKinds                        // the kinds the first profiles drew from; those after are drawn on top (see drawProfile)
+	splitWitnesses                    // see splitWitnesses
+	snapshotLeader                    // see snapshotLeader
 	numKinds
 	powerCut // every replica at once; only with power cuts, never in a profile's kinds
 )
 
 var kindNames = [...]string{"leader-isolated", "partition", "one-way", "client-cut", "slow-links", "pause",
-	"crash", "witness-restart", "uneven-writes", "deposed-leader", "client-link", "long-partition", "", "power-cut"}
+	"crash", "witness-restart", "uneven-writes", "deposed-leader", "client-link", "long-partition", "",
+	"split-witnesses", "snapshot-leader", "", "power-cut"}
+
+// kindNamed returns the kind of a name, as String gives it.
+func kindNamed(name string) (faultKind, bool) {
+	i := slices.Index(kindNames[:], name)
+	return faultKind(i), i >= 0 && name != "" && faultKind(i) < numKinds
+}
 
 func (k faultKind) String() string { return kindNames[k] }
 
@@ -66,6 +79,10 @@ type profile struct {
 	// bounds how long its follower stays cut off.
 	drift     float64
 	partition [2]time.Duration
+	// fastDrift is a snapshot-leader follower's clock rate while it is cut
+	// off (4 to 6): fast enough that the ticks it gains outrun the session
+	// expiry.
+	fastDrift float64
 	// compactEvery, compactKeep and memoryKeep are the replicas' log
 	// compaction thresholds (sim.Config's), zero for the defaults.
 	compactEvery, compactKeep, memoryKeep uint64
@@ -81,18 +98,32 @@ type profile struct {
 	// operations is where they grow.
 	weakShare float64
 	pipeline  int
+	// ops, when set, is how many operations each session submits.
+	ops int
 }
 
 func (p *profile) has(k faultKind) bool { return slices.Contains(p.kinds, k) }
 
+// profileOptions are what a seed's profile is drawn for.
+type profileOptions struct {
+	// powerCuts: TestCheckedPowerCuts's profiles, which draw how often a
+	// fault is a power cut.
+	powerCuts bool
+	// expiry: every profile has small compaction thresholds and session
+	// expiry with an idle spell whatever the draws say, and the seed's
+	// other draws as they are.
+	expiry bool
+	// firstKinds: the profile as drawn before the targeted kinds existed
+	// (see drawTargeted), for replaying a seed that found a bug then.
+	firstKinds bool
+}
+
 // drawProfile draws a seed's profile, from a source of its own so that
-// the schedule's draws do not shift it. With expiry, the profile has small
-// compaction thresholds and session expiry with an idle spell whatever
-// the draws say, and the seed's other draws as they are.
-func drawProfile(seed uint64, powerCuts, expiry bool) *profile {
+// the schedule's draws do not shift it.
+func drawProfile(seed uint64, o profileOptions) *profile {
 	rng := rand.New(rand.NewPCG(seed, 0x5a4a))
 	p := &profile{}
-	all := make([]faultKind, numKinds)
+	all := make([]faultKind, firstKinds)
 	for i := range all {
 		all[i] = faultKind(i)
 	}
@@ -131,7 +162,7 @@ func drawProfile(seed uint64, powerCuts, expiry bool) *profile {
 	// entries catch up by snapshot; a long partition needs them.
 	// They cost time (a run that snapshots often takes up to twice as
 	// long), so other seeds have them one time in five.
-	if p.has(longPartition) || rng.IntN(5) == 0 || expiry {
+	if p.has(longPartition) || rng.IntN(5) == 0 || o.expiry {
 		p.compactEvery = uint64(16 + rng.IntN(33))
 		p.compactKeep = uint64(4 + rng.IntN(9))
 		p.memoryKeep = uint64(8 + rng.IntN(17))
@@ -148,16 +179,16 @@ func drawProfile(seed uint64, powerCuts, expiry bool) *profile {
 	// with it its retries, for the whole cut and the catch-up after it:
 	// the expiry outlasts that too (the documented fault bound), and the
 	// fast clock's ticks, up to drift times the cut, can still pass it.
-	if rng.IntN(5) == 0 || expiry {
+	if rng.IntN(5) == 0 || o.expiry {
 		p.sessionExpiry = p.length[1] + time.Duration(1500+rng.IntN(2500))*time.Millisecond
 		if p.has(longPartition) {
 			p.sessionExpiry = max(p.sessionExpiry, p.partition[1]+catchUp+500*time.Millisecond)
 		}
-		if rng.IntN(2) == 0 || expiry {
+		if rng.IntN(2) == 0 || o.expiry {
 			p.idle = 3 * p.sessionExpiry / 2
 		}
 	}
-	if powerCuts {
+	if o.powerCuts {
 		p.cuts = []float64{0.1, 0.2, 0.4}[rng.IntN(3)]
 	}
 	// Drawn last, so that the draws above are those of the seeds before
@@ -166,7 +197,72 @@ func drawProfile(seed uint64, powerCuts, expiry bool) *profile {
 		p.weakShare = []float64{0.95, 0.99, 1}[rng.IntN(3)]
 		p.pipeline = 2 + rng.IntN(3)
 	}
+	if !o.firstKinds {
+		p.drawTargeted(rng)
+	}
 	return p
+}
+
+// drawTargeted draws the kinds that came after the first profiles, after
+// every other draw, so that a seed that draws none of them keeps the
+// profile and schedule it always had. Each is a combination of faults
+// aimed at one recovery path (see splitWitnesses and snapshotLeader): one
+// profile in four has each, one in six that kind alone. -swarm-kinds
+// replaces the kinds drawn.
+func (p *profile) drawTargeted(rng *rand.Rand) {
+	for _, k := range []faultKind{splitWitnesses, snapshotLeader} {
+		switch rng.IntN(12) {
+		case 0, 1:
+			p.kinds = []faultKind{k}
+		case 2:
+			p.kinds = append(p.kinds, k)
+		}
+	}
+	p.fastDrift = 4 + 2*rng.Float64()
+	if forced := forcedKinds(); forced != nil {
+		p.kinds = forced
+	}
+	// Both need the workload to run on through them: a session's thirty
+	// operations are often done before a snapshot leader's follower has
+	// rejoined. Split witnesses need strong writes completing on the fast
+	// path and other sessions' weak writes to the same keys close after;
+	// a cut-off leader's strong operations stall their sessions on the
+	// first conflict, and a weak-heavy mix keeps sessions going.
+	if p.has(splitWitnesses) || p.has(snapshotLeader) {
+		p.ops = 100
+	}
+	if p.has(splitWitnesses) {
+		p.weakShare, p.pipeline = 0.9, 2
+	}
+	// A snapshot leader's follower must fall behind what the leader keeps,
+	// and the ticks it gains must matter: sessions expire. A client may
+	// hear nothing for the whole fault (a lossy link, then a quiet
+	// leader), and a second away from faults after it (see startSwarm):
+	// the expiry outlasts both, the documented fault bound.
+	if p.has(snapshotLeader) {
+		if p.compactEvery == 0 {
+			p.compactEvery = uint64(16 + rng.IntN(33))
+			p.compactKeep = uint64(4 + rng.IntN(9))
+			p.memoryKeep = uint64(8 + rng.IntN(17))
+		}
+		p.sessionExpiry = max(p.sessionExpiry, p.partition[1]+catchUp+hold+afterSnapshotLeader+500*time.Millisecond)
+	}
+}
+
+// forcedKinds parses -swarm-kinds, nil when it is empty.
+func forcedKinds() []faultKind {
+	if *swarmKinds == "" {
+		return nil
+	}
+	var kinds []faultKind
+	for _, name := range strings.Split(*swarmKinds, ",") {
+		k, ok := kindNamed(strings.TrimSpace(name))
+		if !ok {
+			panic(fmt.Sprintf("-swarm-kinds: no fault kind %q", name))
+		}
+		kinds = append(kinds, k)
+	}
+	return kinds
 }
 
 // configure applies the profile's compaction and expiry to a cluster.
@@ -197,6 +293,9 @@ func (p *profile) String() string {
 	if p.has(longPartition) {
 		fmt.Fprintf(&b, "; long partitions of %v–%v at up to %.2fx", p.partition[0], p.partition[1], p.drift)
 	}
+	if p.has(snapshotLeader) {
+		fmt.Fprintf(&b, "; snapshot leaders cut off %v–%v at %.2fx", p.partition[0], p.partition[1], p.fastDrift)
+	}
 	if p.compactEvery > 0 {
 		fmt.Fprintf(&b, "; compaction every %d entries, keeping %d (%d in memory)", p.compactEvery, p.compactKeep, p.memoryKeep)
 	} else {
@@ -215,16 +314,20 @@ func (p *profile) String() string {
 type planned struct {
 	at, length time.Duration
 	kind       faultKind
-	// cutoff is how long a long partition's follower stays cut off; the
-	// rest of its length is for catching up and an election.
+	// cutoff is how long a long partition's follower stays cut off, the
+	// rest of its length for catching up and an election; for split
+	// witnesses, when the crashes come.
 	cutoff   time.Duration
 	composed bool
 }
 
 func (f planned) String() string {
 	s := fmt.Sprintf("%8v %v for %v", f.at.Round(time.Millisecond), f.kind, f.length.Round(time.Millisecond))
-	if f.kind == longPartition {
+	switch f.kind {
+	case longPartition, snapshotLeader:
 		s += fmt.Sprintf(" (cut off %v)", f.cutoff.Round(time.Millisecond))
+	case splitWitnesses:
+		s += fmt.Sprintf(" (crashes at %v)", f.cutoff.Round(time.Millisecond))
 	}
 	if f.composed {
 		s += " + layers"
@@ -235,6 +338,11 @@ func (f planned) String() string {
 // catchUp is how long a long partition's follower has, once reconnected,
 // to catch up before others may crash; hold how long they then stay down.
 const catchUp, hold = time.Second, 800 * time.Millisecond
+
+// afterSnapshotLeader is how long, at least, the swarm leaves the cluster
+// alone after a snapshot-leader fault: the clients it kept from hearing
+// of their applied operations hear of them before anything else does.
+const afterSnapshotLeader = time.Second
 
 // startSwarm skews the clocks and draws the schedule from the profile, and
 // logs both.
@@ -253,21 +361,31 @@ func (n *nemesis) startSwarm(first time.Duration) {
 	at := first
 	for i := range p.faults {
 		f := planned{at: at, kind: p.kinds[n.rng.IntN(len(p.kinds))], length: between(p.length)}
-		if i == 0 && p.has(longPartition) {
-			f.kind = longPartition // early, while the workload runs
+		switch {
+		case i == 0 && p.has(snapshotLeader):
+			f.kind = snapshotLeader // early, while the workload runs
+		case i == 0 && p.has(longPartition):
+			f.kind = longPartition
 		}
 		if n.cuts != nil && n.cuts.Float64() < p.cuts {
 			f.kind = powerCut
 		}
-		if f.kind == longPartition {
+		switch f.kind {
+		case longPartition, snapshotLeader:
 			f.cutoff = between(p.partition)
 			f.length = f.cutoff + catchUp + hold
+		case splitWitnesses:
+			f.cutoff = between([2]time.Duration{150 * time.Millisecond, 700 * time.Millisecond})
+			f.length = f.cutoff + catchUp
 		}
 		f.composed = f.kind != powerCut && n.rng.Float64() < p.compose
 		n.log = append(n.log, "  "+f.String())
 		n.s.At(f.at, func() { n.injectPlanned(f) })
 		n.s.At(f.at+f.length, n.healNow)
 		at += f.length + between(p.gap)
+		if f.kind == snapshotLeader {
+			at += afterSnapshotLeader
+		}
 	}
 	n.log = append(n.log, "events:")
 }
@@ -286,7 +404,7 @@ func (n *nemesis) injectPlanned(f planned) {
 	leader, replicas, others, clients := n.roles()
 	kind := f.kind
 	switch kind {
-	case leaderIsolated, witnessRestart, unevenWrites, deposedLeader, longPartition:
+	case leaderIsolated, witnessRestart, unevenWrites, deposedLeader, longPartition, splitWitnesses, snapshotLeader:
 		if leader == 0 {
 			kind = crashReplica
 		}
@@ -342,6 +460,10 @@ func (n *nemesis) injectPlanned(f planned) {
 		n.clientLinks()
 	case longPartition:
 		n.longPartition(leader, others, f.cutoff)
+	case splitWitnesses:
+		n.splitWitnesses(leader, others, f.cutoff)
+	case snapshotLeader:
+		n.snapshotLeader(others, f.cutoff)
 	default:
 		victim := n.pick(replicas)
 		if leader != 0 && n.rng.IntN(2) == 0 {
@@ -551,7 +673,7 @@ func TestLongPartitionsCatchUpBySnapshot(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
 				var long, bySnapshot int
 				for seed, left := uint64(1), seeds; left > 0; seed++ {
-					if !drawProfile(seed, false, false).has(longPartition) {
+					if !drawProfile(seed, profileOptions{}).has(longPartition) {
 						continue
 					}
 					left--
@@ -587,7 +709,7 @@ func TestRestartsKeepExpiredSessionsExactlyOnce(t *testing.T) {
 	} {
 		for _, seed := range c.seeds {
 			t.Run(fmt.Sprintf("%s/n=%d/seed=%d", c.name, c.n, seed), func(t *testing.T) {
-				res := checkedRun(t, c.name, c.n, seed, mutation{faults: true, swarm: true, expiryProfile: true})
+				res := checkedRun(t, c.name, c.n, seed, mutation{faults: true, swarm: true, expiryProfile: true, firstKinds: true})
 				require.NoError(t, res.Err)
 				require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
 			})
@@ -607,7 +729,7 @@ func TestRestartsKeepExpiredSessionsExactlyOnce(t *testing.T) {
 // lasting anywhere near the expiry. A write awaiting its reply now stays
 // in flight until one completes it.
 func TestHOPendingWeakWriteKeepsItsResult(t *testing.T) {
-	res := checkedRun(t, "curp-ho", 5, 166, mutation{faults: true, swarm: true})
+	res := checkedRun(t, "curp-ho", 5, 166, mutation{faults: true, swarm: true, firstKinds: true})
 	require.NoError(t, res.Err)
 	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
 }

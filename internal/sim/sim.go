@@ -211,6 +211,9 @@ func (s *Sim) Clients() []wire.NodeID {
 	return ids
 }
 
+// Site returns the site of a replica or client.
+func (s *Sim) Site(id wire.NodeID) uint32 { return s.nodes[id].site }
+
 // AddClient starts a client process at a site and returns its ID.
 func (s *Sim) AddClient(site uint32) wire.NodeID {
 	id := wire.FirstClientID + wire.NodeID(len(s.nodes))
