@@ -34,9 +34,11 @@ import (
 // reached r; see classify.
 //
 // Cost: O(n log n) for sorting, O(n·S) for the joins over S sessions, and
-// per read O(W_k log n) where W_k is the number of sessions that wrote its
-// key. Memory: S words per live clock, and per write one word per session
-// that wrote its key (kept to test w1 →co w2 later).
+// per read O(log n) plus the writes on its key invoked between the write
+// it read and its return, or logged after that write and invoked before
+// its return: few for a read of a recent value, however many sessions
+// write a hot key. Memory: S words per live clock, and per write one word
+// per session that wrote its key (kept to test w1 →co w2 later).
 func checkCausal(h *hist, rep *reporter) {
 	s := &sweep{h: h, rep: rep, c: &clocks{ops: h.ops, n: h.sessions}}
 	s.run()
@@ -267,7 +269,7 @@ func (s *sweep) checkRead(r int32, v *vclock) {
 	var wit []witness
 	consider := func(w2 int32) {
 		switch {
-		case w2 == w1:
+		case w2 == w1 || !s.c.hasWrite(v, w2):
 		case w1 == notFound:
 			wit = append(wit, witness{w2, "WriteCOInitRead"})
 		case slot1 != 0 && s.h.ops[w2].slot > slot1:
@@ -276,24 +278,27 @@ func (s *sweep) checkRead(r int32, v *vclock) {
 			wit = append(wit, witness{w2, "WriteCORead"})
 		}
 	}
-	for j := range kw.writers {
-		n := s.prefix(kw, j, v)
-		if n == 0 {
-			continue
-		}
-		if a := kw.argmax[j][n-1]; a >= 0 {
-			consider(a)
-		}
-		// The writes of the prefix not session-before another one of it:
-		// if w1 precedes any write of the prefix, it precedes one of these.
-		l, latest := kw.lists[j], kw.maxInv[j][n-1]
-		for p := n - 1; p >= 0 && s.h.ops[l[p]].ret >= latest; p-- {
-			consider(l[p])
-		}
+	// A write in r's past was invoked before r returned. One causally
+	// after w1 was invoked after w1 was (its past was taken at its
+	// invocation, and holds no future read); one logged after w1 has a
+	// higher slot. A read that returned a recent value has few of either.
+	ret := o.ret
+	from := 0
+	if w1 >= 0 {
+		from = sort.Search(len(kw.byInv), func(p int) bool { return s.h.ops[kw.byInv[p]].inv > s.h.ops[w1].inv })
 	}
-	for _, m := range v.g {
-		if s.h.ops[m.op].key == o.key {
-			consider(m.op)
+	for _, w2 := range kw.byInv[from:] {
+		if s.h.ops[w2].inv >= ret {
+			break
+		}
+		consider(w2)
+	}
+	if slot1 != 0 {
+		p := sort.Search(len(kw.bySlot), func(p int) bool { return s.h.ops[kw.bySlot[p]].slot > slot1 })
+		for p = kw.slotInv.next(p, ret); p >= 0; p = kw.slotInv.next(p+1, ret) {
+			if w2 := kw.bySlot[p]; s.h.ops[w2].inv <= s.h.ops[w1].inv {
+				consider(w2) // the others were considered above
+			}
 		}
 	}
 	if len(wit) == 0 {

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -44,6 +45,11 @@ type keyWrites struct {
 	lists   [][]int32 // per writer: its writes on the key by return time
 	argmax  [][]int32 // per writer and prefix: the write with the highest known slot, or -1
 	maxInv  [][]int64 // per writer and prefix: the latest invocation
+	// byInv holds the key's writes by invocation, bySlot those with a
+	// known slot by slot: a read's candidates for a newer write are the
+	// writes invoked after the one it read, or logged after it.
+	byInv, bySlot []int32
+	slotInv       *minTree // the invocations of bySlot
 }
 
 // hist is a history prepared for checking.
@@ -189,8 +195,19 @@ func (h *hist) indexWrites() {
 			kw.lists = slices.Insert(kw.lists, j, nil)
 		}
 		kw.lists[j] = append(kw.lists[j], int32(i))
+		kw.byInv = append(kw.byInv, int32(i))
+		if o.slot != 0 {
+			kw.bySlot = append(kw.bySlot, int32(i))
+		}
 	}
 	for _, kw := range h.keys {
+		slices.SortFunc(kw.byInv, func(a, b int32) int { return cmpInt(h.ops[a].inv, h.ops[b].inv) })
+		slices.SortFunc(kw.bySlot, func(a, b int32) int { return cmp.Compare(h.ops[a].slot, h.ops[b].slot) })
+		invs := make([]int64, len(kw.bySlot))
+		for p, w := range kw.bySlot {
+			invs[p] = h.ops[w].inv
+		}
+		kw.slotInv = newMinTree(invs)
 		kw.argmax = make([][]int32, len(kw.lists))
 		kw.maxInv = make([][]int64, len(kw.lists))
 		for j, l := range kw.lists {

@@ -44,6 +44,26 @@ func TestSeedsShapedHistoryIsClean(t *testing.T) {
 	assert.True(t, r.Clean(), "%v", r.Violations)
 }
 
+// BenchmarkCheckWeakHeavy checks the shape of a weak-heavy CURP-HO run:
+// 96 sessions pipelining 15 operations, 95 % weak, weak puts without
+// slots, 30 % of operations on 20 hot keys that every session writes.
+func BenchmarkCheckWeakHeavy(b *testing.B) {
+	c := genConfig{ops: 1_000_000, sessions: 96, pipeline: 15, writeShare: 0.05, weakShare: 0.95,
+		hotKeys: 20, keys: 1_000_000, hotShare: 0.3, seed: 3}
+	events := generate(c)
+	for i := range events {
+		if events[i].Level == wire.Weak && events[i].Kind == wire.Put {
+			events[i].Slot = 0
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		if r := Check(&history.File{Events: events}, Options{}); !r.Clean() {
+			b.Fatal(r.Violations)
+		}
+	}
+}
+
 // Without slots (as for CURP-HO's weak writes) the causal checks fall back
 // to causal order between writes.
 func TestGeneratedHistoryWithoutSlotsIsClean(t *testing.T) {
