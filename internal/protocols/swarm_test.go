@@ -286,6 +286,9 @@ func (p *profile) String() string {
 	if p.weakShare > 0 {
 		fmt.Fprintf(&b, "; %.0f%% weak, %d in flight per session", 100*p.weakShare, p.pipeline)
 	}
+	if p.ops > 0 {
+		fmt.Fprintf(&b, "; %d operations per session", p.ops)
+	}
 	fmt.Fprintf(&b, "\nprofile: clock rates 1±%.2f", p.skew)
 	if p.has(clientLink) {
 		fmt.Fprintf(&b, "; client links lose up to %.2f or add up to %v", p.loss, p.slow)

@@ -18,10 +18,10 @@ import (
 // reach it, and every clock runs slow, so it goes on completing fast
 // paths while no one is elected. One client cannot reach one follower,
 // and every other client reaches another follower late, so that
-// witnesses hold what they share in different orders. Then the leader and f − 1 of the
-// other followers crash, and the survivors, their clocks back, elect a
-// leader that replays from pools that disagree; it has a second to do
-// so before the fault heals.
+// witnesses hold what they share in different orders. Then the leader
+// and f − 1 of the other followers crash, and the survivors, their clocks
+// back, elect a leader that replays from pools that disagree; it has a
+// second to do so before the fault heals.
 func (n *nemesis) splitWitnesses(leader wire.NodeID, others []wire.NodeID, crashAt time.Duration) {
 	s := n.s
 	clients := s.Clients()
@@ -170,10 +170,10 @@ func (n *nemesis) caughtUpBySnapshot(f wire.NodeID, installed uint64) bool {
 }
 
 // electAfterSnapshot crashes the leader just as follower f has installed
-// a snapshot and slows every other replica's clock until f leads. F's
-// clock goes to 1.5 times the rate: at the partition's rate its election
-// timeout would be shorter than a round trip, and it would never gather
-// its votes.
+// a snapshot, and until f leads runs every other replica's clock at 0.2x
+// and f's at 1.5x, so that f times out first. (At the partition's rate f's
+// election timeout would be shorter than a round trip, and it would never
+// gather its votes.)
 func (n *nemesis) electAfterSnapshot(f wire.NodeID, rest []wire.NodeID, epoch int) {
 	s := n.s
 	leader := s.Leader()
