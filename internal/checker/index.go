@@ -44,7 +44,6 @@ type keyWrites struct {
 	writers []int32   // sessions that wrote the key, ascending
 	lists   [][]int32 // per writer: its writes on the key by return time
 	argmax  [][]int32 // per writer and prefix: the write with the highest known slot, or -1
-	maxInv  [][]int64 // per writer and prefix: the latest invocation
 	// byInv holds the key's writes by invocation, bySlot those with a
 	// known slot by slot: a read's candidates for a newer write are the
 	// writes invoked after the one it read, or logged after it.
@@ -209,21 +208,19 @@ func (h *hist) indexWrites() {
 		}
 		kw.slotInv = newMinTree(invs)
 		kw.argmax = make([][]int32, len(kw.lists))
-		kw.maxInv = make([][]int64, len(kw.lists))
 		for j, l := range kw.lists {
 			slices.SortStableFunc(l, func(a, b int32) int { return cmpInt(h.ops[a].ret, h.ops[b].ret) })
-			am, mi := make([]int32, len(l)), make([]int64, len(l))
-			best, latest := int32(-1), int64(math.MinInt64)
+			am := make([]int32, len(l))
+			best := int32(-1)
 			for p, w := range l {
 				o := &h.ops[w]
 				o.wj = int32(j)
 				if o.slot != 0 && (best < 0 || o.slot > h.ops[best].slot) {
 					best = w
 				}
-				latest = max(latest, o.inv)
-				am[p], mi[p] = best, latest
+				am[p] = best
 			}
-			kw.argmax[j], kw.maxInv[j] = am, mi
+			kw.argmax[j] = am
 		}
 	}
 }
