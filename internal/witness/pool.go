@@ -33,7 +33,9 @@ type Record struct {
 type Pool struct {
 	byKey     map[uint64][]*Record
 	byID      map[wire.OpID]*Record
-	bySession map[uint64]map[uint64]*Record
+	// bySession holds each session's records: a slice, not a map, as a
+	// CURP-HO replica walks a session's records for every reply it sends.
+	bySession map[uint64][]*Record
 	// bySessionKey holds each session's records per key: a CURP-HO weak
 	// read looks for its session's own writes on its key, which byKey
 	// would make it find among every session's.
@@ -54,7 +56,7 @@ func New() *Pool {
 	return &Pool{
 		byKey:        make(map[uint64][]*Record),
 		byID:         make(map[wire.OpID]*Record),
-		bySession:    make(map[uint64]map[uint64]*Record),
+		bySession:    make(map[uint64][]*Record),
 		bySessionKey: make(map[sessionKey][]*Record),
 	}
 }
@@ -142,12 +144,7 @@ func (p *Pool) add(op *wire.Op, prevWeak uint64) (*Record, bool) {
 	p.byID[op.ID] = r
 	p.valueBytes += int64(len(op.Value))
 	p.byKey[op.Key] = append(p.byKey[op.Key], r)
-	s := p.bySession[op.ID.Session]
-	if s == nil {
-		s = make(map[uint64]*Record)
-		p.bySession[op.ID.Session] = s
-	}
-	s[op.ID.Seq] = r
+	p.bySession[op.ID.Session] = append(p.bySession[op.ID.Session], r)
 	sk := sessionKey{op.ID.Session, op.Key}
 	p.bySessionKey[sk] = append(p.bySessionKey[sk], r)
 	return r, true
@@ -168,10 +165,10 @@ func (p *Pool) Remove(id wire.OpID) bool {
 	if len(p.byKey[r.Op.Key]) == 0 {
 		delete(p.byKey, r.Op.Key)
 	}
-	s := p.bySession[id.Session]
-	delete(s, id.Seq)
-	if len(s) == 0 {
+	if rs := removeRecord(p.bySession[id.Session], r); len(rs) == 0 {
 		delete(p.bySession, id.Session)
+	} else {
+		p.bySession[id.Session] = rs
 	}
 	sk := sessionKey{id.Session, r.Op.Key}
 	if rs := removeRecord(p.bySessionKey[sk], r); len(rs) == 0 {
