@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/hybridkv/hybridkv/internal/certs"
-	"github.com/hybridkv/hybridkv/internal/history"
-	"github.com/hybridkv/hybridkv/internal/protocol"
-	"github.com/hybridkv/hybridkv/internal/protocols"
+	"github.com/hybridkv/hybridkv/internal/clientcores"
 	"github.com/hybridkv/hybridkv/internal/transport"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -50,12 +48,12 @@ type Config struct {
 	// closest (weak reads go there under the hybrid protocols).
 	Site uint32
 	// Delay emulates wide-area latency on the client's own messages.
-	Delay *transport.DelayModel
+	Delay *DelayModel
 	// Faults, when set, are fault rules the client's links obey (cut off
 	// from chosen replicas, lossy or slow links), changeable while the
 	// client runs; nil gives the client a rule set of its own, reachable
 	// through Client.Faults.
-	Faults *transport.Faults
+	Faults *Faults
 	// FlushDelay lets the transport gather messages before writing.
 	FlushDelay time.Duration
 	// Tick is the period of the client's retry clock (default 10ms).
@@ -67,7 +65,7 @@ type Config struct {
 	Logger  *slog.Logger
 	// History, when set, records every operation for the consistency
 	// checker (several clients may share one).
-	History *history.Recorder
+	History *History
 	// TLS, when set, is the client's mutual TLS: its certificate and the
 	// CA pool (RootCAs) that verifies the replicas. Each replica is
 	// verified as replica-<id>.hybridkv, the name its certificate carries.
@@ -87,9 +85,9 @@ type Result struct {
 	// Slot is the log index the operation took, when known.
 	Slot uint64
 	// Path says how it completed (fast path, slow path, weak).
-	Path protocol.Path
+	Path Path
 	// Reason says why a strong operation took the slow path.
-	Reason protocol.SlowReason
+	Reason SlowReason
 	// Latency is from submission to completion.
 	Latency time.Duration
 	// Err is ErrTimeout, ErrClosed or a context error on failure.
@@ -100,7 +98,7 @@ type Result struct {
 // concurrent use.
 type Client struct {
 	cfg      Config
-	proto    protocols.Protocol
+	proto    clientcores.Protocol
 	id       wire.NodeID
 	tr       *transport.Transport
 	loop     *loop
@@ -117,7 +115,7 @@ func New(cfg Config) (*Client, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	proto, err := protocols.Lookup(cfg.Protocol)
+	proto, err := clientcores.Lookup(cfg.Protocol)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
@@ -138,7 +136,7 @@ func New(cfg Config) (*Client, error) {
 			closest = wire.NodeID(r.ID)
 		}
 	}
-	core := proto.NewClient(protocols.ClientOptions{
+	core := proto.New(clientcores.Options{
 		ID: c.id, Replicas: replicas, Closest: closest,
 		RetryTicks: int(cfg.Retry / cfg.Tick),
 	})
@@ -205,7 +203,7 @@ func (c *Client) Leader() uint64 { return c.loop.leader.Load() }
 
 // Faults returns the fault rules of the client's links, for cutting it off
 // from chosen replicas or slowing its links while it runs.
-func (c *Client) Faults() *transport.Faults { return c.tr.Faults() }
+func (c *Client) Faults() *Faults { return c.tr.Faults() }
 
 // ID returns the client's node ID.
 func (c *Client) ID() uint64 { return uint64(c.id) }

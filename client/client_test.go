@@ -14,9 +14,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/hybridkv/hybridkv/client"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/cluster"
 	"github.com/hybridkv/hybridkv/internal/config"
-	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/transport"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -117,7 +117,7 @@ func TestPutGet(t *testing.T) {
 			want := fmt.Appendf(nil, "value-%d", tt.key)
 			r, err := s.Do(ctx, client.Put, tt.key, want, tt.level)
 			require.NoError(t, err)
-			require.NotEqual(t, protocol.PathWeak, r.Path)
+			require.NotEqual(t, clientcore.PathWeak, r.Path)
 			require.Positive(t, r.Latency)
 
 			got, found, err := s.Get(ctx, tt.key, tt.level)

@@ -5,9 +5,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/history"
-	"github.com/hybridkv/hybridkv/internal/protocol"
-	"github.com/hybridkv/hybridkv/internal/runtime"
+	"github.com/hybridkv/hybridkv/internal/round"
 	"github.com/hybridkv/hybridkv/internal/transport"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -28,9 +28,9 @@ type call struct {
 // loop owns the client core: it alone touches the core and the call table,
 // so the core stays single-threaded while callers submit from anywhere.
 type loop struct {
-	core  protocol.Client
+	core  clientcore.Core
 	cfg   Config
-	inbox *runtime.Inbox
+	inbox *round.Inbox
 
 	mu      sync.Mutex
 	submits []*call
@@ -42,8 +42,8 @@ type loop struct {
 	leader atomic.Uint64
 }
 
-func newLoop(core protocol.Client, cfg Config) *loop {
-	return &loop{core: core, cfg: cfg, inbox: runtime.NewInbox(), calls: make(map[wire.OpID]*call)}
+func newLoop(core clientcore.Core, cfg Config) *loop {
+	return &loop{core: core, cfg: cfg, inbox: round.NewInbox(), calls: make(map[wire.OpID]*call)}
 }
 
 func (l *loop) submit(c *call) error {
@@ -117,7 +117,7 @@ func (l *loop) run(tr *transport.Transport) {
 	}
 }
 
-func (l *loop) complete(d protocol.Completion) {
+func (l *loop) complete(d clientcore.Completion) {
 	c := l.calls[d.ID]
 	if c == nil {
 		return
@@ -162,7 +162,7 @@ func (l *loop) failAll() {
 
 // record adds a finished call to the history: with its result, or (done
 // nil) as abandoned, which may or may not have taken effect.
-func (l *loop) record(c *call, done *protocol.Completion) {
+func (l *loop) record(c *call, done *clientcore.Completion) {
 	h := l.cfg.History
 	if h == nil {
 		return

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hybridkv/hybridkv/client"
-	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/stats"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/workload"
@@ -91,7 +91,7 @@ func (d *driver) done(class stats.Class, r client.Result) {
 			d.outage.strongWrite(now.Add(-r.Latency), now)
 		}
 		d.rec.Record(class, r.Latency, r.Path, now)
-		if r.Path == protocol.PathSlow {
+		if r.Path == clientcore.PathSlow {
 			d.rec.RecordSlowReason(r.Reason, now)
 		}
 	}

@@ -11,9 +11,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/hybridkv/hybridkv/client"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/cluster"
 	"github.com/hybridkv/hybridkv/internal/config"
-	"github.com/hybridkv/hybridkv/internal/protocol"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -58,10 +58,10 @@ func TestPutGetOverTCP(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			var wg sync.WaitGroup
-			paths := make([]map[protocol.Path]int, len(cfg.Sites))
+			paths := make([]map[clientcore.Path]int, len(cfg.Sites))
 			for i, site := range cfg.Sites {
 				c := newClient(t, cfg, site)
-				paths[i] = map[protocol.Path]int{}
+				paths[i] = map[clientcore.Path]int{}
 				wg.Add(1)
 				go func() {
 					defer wg.Done()

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hybridkv/hybridkv/internal/quorum"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -401,21 +402,14 @@ func (c *Config) SiteIndex(name string) (uint32, bool) {
 	return 0, false
 }
 
-// F returns the number of replica failures the deployment tolerates:
-// N = 2F+1.
-func (c *Config) F() int { return (len(c.Replicas) - 1) / 2 }
+// F is how many replicas may fail (quorum.F).
+func (c *Config) F() int { return quorum.F(len(c.Replicas)) }
 
-// Majority returns the replication quorum, F+1.
-func (c *Config) Majority() int { return c.F() + 1 }
+// Majority returns the replication quorum (quorum.Majority).
+func (c *Config) Majority() int { return quorum.Majority(len(c.Replicas)) }
 
-// Superquorum returns CURP's fast-path quorum, F + ceil(F/2) + 1: 3 of 3,
-// 4 of 5. Any F+1 survivors then include at least ceil(F/2)+1 witnesses of
-// every fast-path operation, more than half of them, which is how recovery
-// finds each such operation and never two conflicting ones.
-func (c *Config) Superquorum() int {
-	f := c.F()
-	return f + (f+1)/2 + 1
-}
+// Superquorum returns CURP's fast-path quorum (quorum.Superquorum).
+func (c *Config) Superquorum() int { return quorum.Superquorum(len(c.Replicas)) }
 
 // OneWay returns the one-way delay between every pair of sites, indexed by
 // SiteIndex: zero on the diagonal, Network.Matrix where it has the pair (in

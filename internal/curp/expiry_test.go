@@ -6,7 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/curpclient"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -29,8 +31,8 @@ func TestRestartDoesNotReviveRecordsOfExpiredSessions(t *testing.T) {
 		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
 			return curp.NewReplica(cfg, curp.Options{CompactEvery: 16, CompactKeep: 4, MemoryKeep: 8})
 		},
-		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) protocol.Client {
-			return curp.NewClient(curp.ClientConfig{ID: id, Replicas: replicas, RetryTicks: 20})
+		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) clientcore.Core {
+			return curpclient.New(curpclient.Config{ID: id, Replicas: replicas, RetryTicks: 20})
 		},
 	})
 	require.NoError(t, err)

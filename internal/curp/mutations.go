@@ -7,9 +7,6 @@ package curp
 var broken mutationFlags
 
 type mutationFlags struct {
-	// anyTerm: a client counts witness oks from any term towards a
-	// speculative reply's superquorum (a deposed leader's fast path).
-	anyTerm bool
 	// logInRecovery: a recovering leader logs weak-path requests before
 	// its replay.
 	logInRecovery bool

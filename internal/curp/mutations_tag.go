@@ -2,7 +2,11 @@
 
 package curp
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/hybridkv/hybridkv/internal/curpclient"
+)
 
 // Mutations names the bugs Break can re-introduce.
 var Mutations = []string{"any-term", "log-in-recovery", "replay-unordered", "trust-restarted", "drop-replaced-records", "replies-before-write", "vote-ties"}
@@ -11,7 +15,8 @@ var Mutations = []string{"any-term", "log-in-recovery", "replay-unordered", "tru
 func Break(name string) error {
 	switch name {
 	case "any-term":
-		broken.anyTerm = true
+		// The client's bug: its core is a package of its own.
+		curpclient.BreakAnyTerm()
 	case "log-in-recovery":
 		broken.logInRecovery = true
 	case "replay-unordered":
@@ -31,4 +36,7 @@ func Break(name string) error {
 }
 
 // Repair undoes every Break.
-func Repair() { broken = mutationFlags{} }
+func Repair() {
+	broken = mutationFlags{}
+	curpclient.Repair()
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/hybridkv/hybridkv/internal/quorum"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
@@ -132,7 +133,7 @@ func (rec *recovery) maybeFinish(r *Replica) {
 	if complete < f+1 {
 		return
 	}
-	threshold := (f+1)/2 + 1
+	threshold := quorum.Recorded(len(r.Peers()))
 	var lists [][]witness.Entry
 	for _, p := range r.Peers() {
 		if rec.runs[p].Complete {

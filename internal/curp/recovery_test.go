@@ -7,14 +7,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
 // TestSimDeterministic: one seed, one run.
 func TestSimDeterministic(t *testing.T) {
-	run := func() (sim.Stats, time.Duration, map[protocol.Path]int) {
+	run := func() (sim.Stats, time.Duration, map[clientcore.Path]int) {
 		s := newSim(t, 42, 3, sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond), Jitter: 3 * time.Millisecond, Drop: 0.02})
 		res, err := s.RunWorkload(sim.Workload{ClientSites: sim.Sites(3), Sessions: 2, Ops: 200, Pipeline: 3, Keys: 20, WriteRatio: 0.5}, time.Minute)
 		require.NoError(t, err)
@@ -34,8 +34,8 @@ func TestRetryAppliedOnce(t *testing.T) {
 	s := newSim(t, 7, 3, sim.Network{OneWay: sim.UniformWAN(3, time.Millisecond)})
 	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second))
 	c := s.AddClient(0)
-	done := map[wire.OpID]protocol.Completion{}
-	s.OnComplete = func(_ wire.NodeID, c protocol.Completion) { done[c.ID] = c }
+	done := map[wire.OpID]clientcore.Completion{}
+	s.OnComplete = func(_ wire.NodeID, c clientcore.Completion) { done[c.ID] = c }
 
 	first := s.Submit(c, 1, wire.Op{Kind: wire.Put, Key: 9, Value: []byte("first")})
 	require.True(t, s.RunUntil(func() bool { _, ok := done[first]; return ok }, time.Second))
@@ -72,7 +72,7 @@ func TestLeaderCrashKeepsFastPathWrites(t *testing.T) {
 					// Let the leader finish its recovery before cutting it off.
 					warm := s.AddClient(0)
 					warmed := false
-					s.OnComplete = func(wire.NodeID, protocol.Completion) { warmed = true }
+					s.OnComplete = func(wire.NodeID, clientcore.Completion) { warmed = true }
 					s.Submit(warm, 100, wire.Op{Kind: wire.Put, Key: 100})
 					require.True(t, s.RunUntil(func() bool { return warmed }, 5*time.Second), "seed %d: leader not serving", seed)
 					var others []wire.NodeID
@@ -92,15 +92,15 @@ func TestLeaderCrashKeepsFastPathWrites(t *testing.T) {
 						ids = append(ids, s.Submit(c, k+1, wire.Op{Kind: wire.Put, Key: k, Value: []byte(v)}))
 						acked[k] = v
 					}
-					completed := map[wire.OpID]protocol.Path{}
-					s.OnComplete = func(_ wire.NodeID, c protocol.Completion) { completed[c.ID] = c.Path }
+					completed := map[wire.OpID]clientcore.Path{}
+					s.OnComplete = func(_ wire.NodeID, c clientcore.Completion) { completed[c.ID] = c.Path }
 					// Crash the leader as soon as all are acknowledged: commit
 					// has not reached the followers yet.
 					require.True(t, s.RunUntil(func() bool { return len(completed) == len(ids) }, time.Second),
 						"seed %d", seed)
 					for _, p := range completed {
 						if isolate {
-							require.Equal(t, protocol.PathFast, p, "seed %d", seed)
+							require.Equal(t, clientcore.PathFast, p, "seed %d", seed)
 						}
 					}
 					s.Crash(leader)
@@ -144,7 +144,7 @@ func TestWitnessesRecordNothingStrongWithoutALeader(t *testing.T) {
 		ids = append(ids, s.Submit(c, k+1, wire.Op{Kind: wire.Put, Key: k, Value: []byte("v")}))
 	}
 	completed := 0
-	s.OnComplete = func(wire.NodeID, protocol.Completion) { completed++ }
+	s.OnComplete = func(wire.NodeID, clientcore.Completion) { completed++ }
 	pooled := func() int {
 		n := 0
 		for _, id := range s.Replicas() {

@@ -7,7 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/curpclient"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -24,8 +26,8 @@ func newSim(t *testing.T, seed uint64, n int, net sim.Network) *sim.Sim {
 		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
 			return curp.NewReplica(cfg, curp.Options{})
 		},
-		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) protocol.Client {
-			return curp.NewClient(curp.ClientConfig{ID: id, Replicas: replicas, RetryTicks: 20})
+		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) clientcore.Core {
+			return curpclient.New(curpclient.Config{ID: id, Replicas: replicas, RetryTicks: 20})
 		},
 	})
 	require.NoError(t, err)

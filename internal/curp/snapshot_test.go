@@ -6,7 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/curp"
+	"github.com/hybridkv/hybridkv/internal/curpclient"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -81,8 +83,8 @@ func simWith(t *testing.T, seed uint64, opts curp.Options) *sim.Sim {
 		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
 			return curp.NewReplica(cfg, opts)
 		},
-		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) protocol.Client {
-			return curp.NewClient(curp.ClientConfig{ID: id, Replicas: replicas, RetryTicks: 20})
+		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) clientcore.Core {
+			return curpclient.New(curpclient.Config{ID: id, Replicas: replicas, RetryTicks: 20})
 		},
 	})
 	require.NoError(t, err)

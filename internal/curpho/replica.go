@@ -6,7 +6,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
-	"github.com/hybridkv/hybridkv/internal/weakpath"
+	"github.com/hybridkv/hybridkv/internal/readgate"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
@@ -26,7 +26,7 @@ type Replica struct {
 	// readableAt is the applied index awaitingWrites was last looked at.
 	readableAt uint64
 	// reads answers weak reads once the replica reflects their floor.
-	reads *weakpath.Reads
+	reads *readgate.Gate
 	work  work
 }
 
@@ -47,7 +47,7 @@ var _ curp.Extension = (*Replica)(nil)
 
 // NewReplica returns the extension for one replica.
 func NewReplica() *Replica {
-	return &Replica{held: make(map[wire.OpID][]heldRequest), reads: weakpath.NewReads(),
+	return &Replica{held: make(map[wire.OpID][]heldRequest), reads: readgate.New(),
 		awaitingWrites: make(map[uint64][]heldRequest)}
 }
 
@@ -270,10 +270,10 @@ func (x *Replica) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kv
 	}
 }
 
-func (x *Replica) answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, weakpath.Verdict) {
-	return func(from wire.NodeID, req *wire.Request, v weakpath.Verdict) {
-		if v == weakpath.Lost {
-			r.Reply(from, weakpath.LostReply(req.Op.ID))
+func (x *Replica) answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, readgate.Verdict) {
+	return func(from wire.NodeID, req *wire.Request, v readgate.Verdict) {
+		if v == readgate.Lost {
+			r.Reply(from, wire.LostReply(req.Op.ID))
 			return
 		}
 		rep := x.weakRead(r, &req.Op)

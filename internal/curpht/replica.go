@@ -4,7 +4,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
-	"github.com/hybridkv/hybridkv/internal/weakpath"
+	"github.com/hybridkv/hybridkv/internal/readgate"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
@@ -12,13 +12,13 @@ import (
 // Replica is CURP-HT's extension of a CURP replica: it holds the weak
 // reads waiting for the replica to catch up with their session.
 type Replica struct {
-	reads *weakpath.Reads
+	reads *readgate.Gate
 }
 
 var _ curp.Extension = (*Replica)(nil)
 
 // NewReplica returns the extension for one replica.
-func NewReplica() *Replica { return &Replica{reads: weakpath.NewReads()} }
+func NewReplica() *Replica { return &Replica{reads: readgate.New()} }
 
 // Weak logs a weak write on the leader and answers a weak read from the
 // applied state, once that reflects the session's floor.
@@ -35,12 +35,12 @@ func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	r.Propose(from, req)
 }
 
-func answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, weakpath.Verdict) {
-	return func(from wire.NodeID, req *wire.Request, v weakpath.Verdict) {
+func answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, readgate.Verdict) {
+	return func(from wire.NodeID, req *wire.Request, v readgate.Verdict) {
 		// Both answers rest on the applied state and the commit index
 		// alone, so neither waits for the round's write.
-		if v == weakpath.Lost {
-			r.ReplyNow(from, weakpath.LostReply(req.Op.ID))
+		if v == readgate.Lost {
+			r.ReplyNow(from, wire.LostReply(req.Op.ID))
 			return
 		}
 		st := r.Store()

@@ -11,9 +11,11 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/hybridkv/hybridkv/internal/checker"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/curp"
-	"github.com/hybridkv/hybridkv/internal/curpht"
+	"github.com/hybridkv/hybridkv/internal/curpclient"
 	"github.com/hybridkv/hybridkv/internal/history"
+	"github.com/hybridkv/hybridkv/internal/htclient"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/protocols"
 	"github.com/hybridkv/hybridkv/internal/sim"
@@ -39,7 +41,7 @@ var (
 // mutation breaks a protocol on purpose, to show the checker notices.
 type mutation struct {
 	replica   func(protocol.Replica) protocol.Replica
-	newClient func(protocols.ClientOptions) protocol.Client
+	newClient func(protocols.ClientOptions) clientcore.Core
 	// crashAt, when set, crashes the leader at that virtual time and
 	// restarts it a second later from what its disk kept.
 	crashAt time.Duration
@@ -105,7 +107,7 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 			}
 			return r, err
 		},
-		NewClient: func(id wire.NodeID, replicas []wire.NodeID, site uint32) protocol.Client {
+		NewClient: func(id wire.NodeID, replicas []wire.NodeID, site uint32) clientcore.Core {
 			o := protocols.ClientOptions{ID: id, Replicas: replicas, Closest: wire.NodeID(site + 1), RetryTicks: 20}
 			if m.newClient != nil {
 				return m.newClient(o)
@@ -409,14 +411,14 @@ func (s *swapper) Step(from wire.NodeID, m wire.Message) {
 
 // forgetfulHT is a CURP-HT client whose sessions remember nothing of what
 // they wrote or read: no floor from completions.
-func forgetfulHT(o protocols.ClientOptions) protocol.Client {
-	return curp.NewClient(curp.ClientConfig{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks,
-		Extension: forgetful{curpht.NewClient(o.Closest)}})
+func forgetfulHT(o protocols.ClientOptions) clientcore.Core {
+	return curpclient.New(curpclient.Config{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks,
+		Extension: forgetful{htclient.New(o.Closest)}})
 }
 
-type forgetful struct{ *curpht.Client }
+type forgetful struct{ *htclient.Client }
 
-func (forgetful) Completed(*curp.Client, *curp.Pending, *protocol.Completion) {}
+func (forgetful) Completed(*curpclient.Client, *curpclient.Pending, *clientcore.Completion) {}
 
 // TestCheckedFaults: every protocol, N = 3 and 5, under the nemesis's
 // faults (partitions both ways and one way, an isolated leader clients still

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/protocols"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -75,7 +75,7 @@ func (w *keyedLoad) start() {
 	for _, s := range w.sessions {
 		bySession[s.id] = s
 	}
-	w.c.OnComplete = func(_ wire.NodeID, d protocol.Completion) {
+	w.c.OnComplete = func(_ wire.NodeID, d clientcore.Completion) {
 		s := bySession[d.ID.Session]
 		w.completed++
 		s.done++

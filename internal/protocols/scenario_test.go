@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -111,7 +111,7 @@ func TestReadDepDisagreementForcesSlowPath(t *testing.T) {
 		c.put(writer, 1, key, "pending", wire.Weak)
 		reader := c.AddClient(siteOf(c.Leader()))
 		got := c.get(reader, 2, key, wire.Strong)
-		require.Equal(t, protocol.PathSlow, got.Path)
+		require.Equal(t, clientcore.PathSlow, got.Path)
 		require.False(t, got.Found, "an uncommitted weak write held by too few witnesses leaked")
 		c.Heal()
 	})
@@ -172,7 +172,7 @@ func TestMissingCausalDepForcesSlowPath(t *testing.T) {
 		c.put(cl, 1, key, "w", wire.Weak)
 		c.Heal()
 		got := c.put(cl, 1, key+1, "s", wire.Strong)
-		require.Equal(t, protocol.PathSlow, got.Path)
+		require.Equal(t, clientcore.PathSlow, got.Path)
 	})
 }
 
@@ -194,7 +194,7 @@ func TestAppliedCausalDepKeepsFastPath(t *testing.T) {
 			c.put(cl, session, 100+i, "w", wire.Weak)
 			c.RunFor(time.Duration(5*i) * time.Millisecond)
 			got := c.put(cl, session, 200+i, "s", wire.Strong)
-			require.Contains(t, []protocol.Path{protocol.PathFast, protocol.PathCommitted}, got.Path,
+			require.Contains(t, []clientcore.Path{clientcore.PathFast, clientcore.PathCommitted}, got.Path,
 				"seed %d: sent %d ms after the weak write: %v path (%v)", c.seed, 5*i, got.Path, got.Reason)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/protocols"
 	"github.com/hybridkv/hybridkv/internal/sim"
@@ -19,7 +20,7 @@ type cluster struct {
 	t    *testing.T
 	seed uint64
 	*sim.Sim
-	done map[wire.OpID]protocol.Completion
+	done map[wire.OpID]clientcore.Completion
 }
 
 func newCluster(t *testing.T, name string, n int, seed uint64, net sim.Network) *cluster {
@@ -48,7 +49,7 @@ func newClusterTuned(t *testing.T, name string, n int, seed uint64, net sim.Netw
 		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
 			return p.NewReplica(cfg, protocols.ReplicaOptions{})
 		},
-		NewClient: func(id wire.NodeID, replicas []wire.NodeID, site uint32) protocol.Client {
+		NewClient: func(id wire.NodeID, replicas []wire.NodeID, site uint32) clientcore.Core {
 			return p.NewClient(protocols.ClientOptions{ID: id, Replicas: replicas,
 				Closest: wire.NodeID(site + 1), RetryTicks: 20})
 		},
@@ -56,8 +57,8 @@ func newClusterTuned(t *testing.T, name string, n int, seed uint64, net sim.Netw
 	tune(&cfg)
 	s, err := sim.New(cfg)
 	require.NoError(t, err)
-	c := &cluster{t: t, seed: seed, Sim: s, done: map[wire.OpID]protocol.Completion{}}
-	s.OnComplete = func(_ wire.NodeID, d protocol.Completion) { c.done[d.ID] = d }
+	c := &cluster{t: t, seed: seed, Sim: s, done: map[wire.OpID]clientcore.Completion{}}
+	s.OnComplete = func(_ wire.NodeID, d clientcore.Completion) { c.done[d.ID] = d }
 	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second), "seed %d: no leader", seed)
 	// One strong write so the leader has finished its recovery.
 	warm := s.AddClient(0)
@@ -79,7 +80,7 @@ func (c *cluster) runUntilDone(ids []wire.OpID, d time.Duration) bool {
 }
 
 // do runs one operation to completion.
-func (c *cluster) do(client wire.NodeID, session uint64, op wire.Op) protocol.Completion {
+func (c *cluster) do(client wire.NodeID, session uint64, op wire.Op) clientcore.Completion {
 	c.t.Helper()
 	id := c.Submit(client, session, op)
 	ok := c.RunUntil(func() bool { _, ok := c.done[id]; return ok }, 10*time.Second)
@@ -87,11 +88,11 @@ func (c *cluster) do(client wire.NodeID, session uint64, op wire.Op) protocol.Co
 	return c.done[id]
 }
 
-func (c *cluster) put(client wire.NodeID, session, key uint64, value string, level wire.Level) protocol.Completion {
+func (c *cluster) put(client wire.NodeID, session, key uint64, value string, level wire.Level) clientcore.Completion {
 	return c.do(client, session, wire.Op{Kind: wire.Put, Key: key, Value: []byte(value), Level: level})
 }
 
-func (c *cluster) get(client wire.NodeID, session, key uint64, level wire.Level) protocol.Completion {
+func (c *cluster) get(client wire.NodeID, session, key uint64, level wire.Level) clientcore.Completion {
 	return c.do(client, session, wire.Op{Kind: wire.Get, Key: key, Level: level})
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hybridkv/hybridkv/internal/checker"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/protocols"
@@ -33,7 +34,7 @@ type recorder struct {
 func newRecorder(c *cluster) *recorder {
 	r := &recorder{c: c, open: map[wire.OpID]history.Event{}}
 	prev := c.OnComplete
-	c.OnComplete = func(client wire.NodeID, d protocol.Completion) {
+	c.OnComplete = func(client wire.NodeID, d clientcore.Completion) {
 		prev(client, d)
 		e, ok := r.open[d.ID]
 		if !ok {

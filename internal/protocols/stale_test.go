@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -62,7 +62,7 @@ func TestAbandonedStrongWriteIsLogged(t *testing.T) {
 		next := c.put(cl, 902, key, "next", wire.Strong)
 		// Next to the leader, the committed result and the superquorum
 		// arrive together; either way the protocol did not fall back.
-		require.Contains(t, []protocol.Path{protocol.PathFast, protocol.PathCommitted}, next.Path,
+		require.Contains(t, []clientcore.Path{clientcore.PathFast, clientcore.PathCommitted}, next.Path,
 			"the key's fast path stayed blocked")
 	})
 }

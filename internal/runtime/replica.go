@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/round"
 	"github.com/hybridkv/hybridkv/internal/transport"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -51,7 +52,7 @@ type ReplicaConfig struct {
 // Replica runs a replica core.
 type Replica struct {
 	cfg    ReplicaConfig
-	inbox  *Inbox
+	inbox  *round.Inbox
 	tr     *transport.Transport
 	status atomic.Pointer[protocol.Status]
 	// metricsReq carries requests for the core's metrics to the loop,
@@ -67,7 +68,7 @@ type Replica struct {
 // NewReplica opens the replica's transport (it listens at once, so peers and
 // clients can connect while the caller gets ready to Run).
 func NewReplica(cfg ReplicaConfig) (*Replica, error) {
-	r := &Replica{cfg: cfg, inbox: NewInbox(),
+	r := &Replica{cfg: cfg, inbox: round.NewInbox(),
 		metricsReq: make(chan chan protocol.Metrics), done: make(chan struct{}),
 		writeWake: make(chan struct{}, 1)}
 	tr, err := transport.New(cfg.Transport, r.inbox.Put)

@@ -224,6 +224,8 @@ func run(t *testing.T, r *runtime.Replica) (stop func() error) {
 	return stop
 }
 
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
 func TestReplicaRunStops(t *testing.T) {
 	tests := []struct {
 		name       string

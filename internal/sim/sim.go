@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -17,7 +18,7 @@ import (
 type ReplicaFactory func(cfg protocol.ReplicaConfig) (protocol.Replica, error)
 
 // ClientFactory builds a client core for a client process.
-type ClientFactory func(id wire.NodeID, replicas []wire.NodeID, site uint32) protocol.Client
+type ClientFactory func(id wire.NodeID, replicas []wire.NodeID, site uint32) clientcore.Core
 
 // Network describes the virtual network.
 type Network struct {
@@ -80,7 +81,7 @@ type Sim struct {
 	lossy map[[2]wire.NodeID]float64
 
 	// OnComplete is called for every completion of a client core.
-	OnComplete func(client wire.NodeID, c protocol.Completion)
+	OnComplete func(client wire.NodeID, c clientcore.Completion)
 
 	Stats Stats
 }
@@ -95,7 +96,7 @@ type node struct {
 	site    uint32
 	up      bool
 	replica protocol.Replica
-	client  protocol.Client
+	client  clientcore.Core
 	// disk and records are a replica's: they outlive its crashes.
 	disk    *raftlog.MemDisk
 	records *witness.MemLog
@@ -484,7 +485,7 @@ func (s *Sim) drain(n *node) {
 	}
 	// Completion callbacks may submit, which re-enters drain: hand the core
 	// its buffers back first.
-	done = append([]protocol.Completion(nil), done...)
+	done = append([]clientcore.Completion(nil), done...)
 	n.client.Advance()
 	for _, c := range done {
 		if s.OnComplete != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -37,7 +38,7 @@ type Workload struct {
 // Result is what a workload run observed.
 type Result struct {
 	Submitted, Completed int
-	Paths                map[protocol.Path]int
+	Paths                map[clientcore.Path]int
 	// Latency per completed operation, in virtual time.
 	Latencies []time.Duration
 	// Events is the run's history, on the virtual clock, for the checker.
@@ -54,7 +55,7 @@ type inflight struct {
 // passed. It fails (returns an error) when an operation completes twice or
 // never.
 func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
-	res := Result{Paths: make(map[protocol.Path]int)}
+	res := Result{Paths: make(map[clientcore.Path]int)}
 	type sess struct {
 		client    wire.NodeID
 		id        uint64
@@ -87,7 +88,7 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 	}
 	prev := s.OnComplete
 	defer func() { s.OnComplete = prev }()
-	s.OnComplete = func(client wire.NodeID, c protocol.Completion) {
+	s.OnComplete = func(client wire.NodeID, c clientcore.Completion) {
 		f, ok := open[c.ID]
 		if !ok {
 			dupErr = fmt.Errorf("operation %v completed twice or was never submitted", c.ID)
@@ -170,7 +171,7 @@ func (s *Sim) Converged(limit time.Duration) (bool, []protocol.Status) {
 }
 
 // historyEvent turns a completion into a history event.
-func historyEvent(f inflight, c protocol.Completion, now time.Duration) history.Event {
+func historyEvent(f inflight, c clientcore.Completion, now time.Duration) history.Event {
 	e := history.Event{Session: c.ID.Session, Seq: c.ID.Seq, Level: f.op.Level, Kind: f.op.Kind,
 		Key: f.op.Key, Invoke: int64(f.start), Return: int64(now), Outcome: history.OK, Slot: c.FinalSlot()}
 	if f.op.Kind.IsWrite() {

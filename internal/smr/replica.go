@@ -7,6 +7,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/quorum"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -182,7 +183,7 @@ func (r *Replica) ID() wire.NodeID { return r.id }
 func (r *Replica) Peers() []wire.NodeID { return r.peers }
 
 // F is the number of failures the cluster tolerates.
-func (r *Replica) F() int { return (len(r.peers) - 1) / 2 }
+func (r *Replica) F() int { return quorum.F(len(r.peers)) }
 
 // Store exposes the applied state.
 func (r *Replica) Store() *kvstore.Store { return r.store }

@@ -4,13 +4,12 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 )
 
 // numPaths sizes the per-path counters: index 0 counts completions whose
 // path was not reported or unknown.
-const numPaths = int(protocol.PathLog) + 1
+const numPaths = int(clientcore.PathLog) + 1
 
 // maxTimeline bounds the per-second timeline, so that a bogus completion
 // time cannot make it allocate gigabytes; completions later than this after
@@ -47,7 +46,7 @@ type Recorder struct {
 	clamped int64
 	// slow counts, by reason, the strong operations that took the slow
 	// path inside the window.
-	slow [protocol.NumReasons]int64
+	slow [clientcore.NumReasons]int64
 	// timeline[i] counts completions during second i after start, window
 	// or not, so warm-up and cool-down are visible.
 	timeline []int64
@@ -79,7 +78,7 @@ func (r *Recorder) inWindow(t time.Time) bool {
 
 // Record notes an operation of class c that completed at time at after
 // latency, by path.
-func (r *Recorder) Record(c Class, latency time.Duration, path protocol.Path, at time.Time) {
+func (r *Recorder) Record(c Class, latency time.Duration, path clientcore.Path, at time.Time) {
 	r.tick(at)
 	if !r.inWindow(at) {
 		r.excluded++
@@ -128,7 +127,7 @@ func (r *Recorder) addTimeline(sec int, n int64) {
 }
 
 // add records one completion and reports whether its latency was clamped.
-func (s *classStats) add(latency time.Duration, path protocol.Path) (clamped bool) {
+func (s *classStats) add(latency time.Duration, path clientcore.Path) (clamped bool) {
 	if s.hist == nil {
 		s.hist = newHistogram()
 	}
@@ -148,7 +147,7 @@ func (s *classStats) add(latency time.Duration, path protocol.Path) (clamped boo
 
 // RecordSlowReason notes why an operation recorded at the same time took the
 // slow path.
-func (r *Recorder) RecordSlowReason(reason protocol.SlowReason, at time.Time) {
+func (r *Recorder) RecordSlowReason(reason clientcore.SlowReason, at time.Time) {
 	if int(reason) < len(r.slow) && r.inWindow(at) {
 		r.slow[reason]++
 	}
@@ -159,7 +158,7 @@ func (r *Recorder) SlowReasons() map[string]int64 {
 	m := make(map[string]int64)
 	for reason, n := range r.slow {
 		if n > 0 {
-			m[protocol.SlowReason(reason).String()] = n
+			m[clientcore.SlowReason(reason).String()] = n
 		}
 	}
 	return m

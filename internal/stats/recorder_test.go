@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/stretchr/testify/require"
-
-	"github.com/hybridkv/hybridkv/internal/protocol"
 )
 
 var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -81,7 +80,7 @@ func TestPercentiles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := NewRecorder(t0)
 			for _, l := range tt.latencies() {
-				r.Record(StrongRead, l, protocol.PathSlow, t0)
+				r.Record(StrongRead, l, clientcore.PathSlow, t0)
 			}
 			got := r.Summary(StrongRead)
 			require.Equal(t, tt.want.Count, got.Count)
@@ -107,9 +106,9 @@ func recordRandom(seed uint64, n int, pick func(i int) *Recorder) {
 			pick(i).RecordFailure(c, at)
 			continue
 		}
-		path := protocol.PathWeak
+		path := clientcore.PathWeak
 		if c.IsStrong() {
-			path = protocol.Path(1 + rng.IntN(2))
+			path = clientcore.Path(1 + rng.IntN(2))
 		}
 		latency := time.Duration(rng.ExpFloat64() * float64(20*time.Millisecond))
 		pick(i).Record(c, latency, path, at)
@@ -121,7 +120,7 @@ func requireSameRecorder(t *testing.T, want, got *Recorder) {
 	for _, c := range classes {
 		require.Equal(t, want.Summary(c), got.Summary(c), c.String())
 		for p := range numPaths {
-			require.Equal(t, want.PathCount(c, protocol.Path(p)), got.PathCount(c, protocol.Path(p)))
+			require.Equal(t, want.PathCount(c, clientcore.Path(p)), got.PathCount(c, clientcore.Path(p)))
 		}
 	}
 	require.Equal(t, want.Total(), got.Total())
@@ -162,9 +161,9 @@ func TestMergeEqualsRecordingInOne(t *testing.T) {
 func TestMergeAlignsTimelines(t *testing.T) {
 	a := NewRecorder(t0)
 	b := NewRecorder(t0.Add(2 * time.Second)) // a process started later
-	a.Record(WeakRead, time.Millisecond, protocol.PathWeak, t0.Add(2500*time.Millisecond))
-	b.Record(WeakRead, time.Millisecond, protocol.PathWeak, t0.Add(2600*time.Millisecond))
-	b.Record(WeakRead, time.Millisecond, protocol.PathWeak, t0.Add(4100*time.Millisecond))
+	a.Record(WeakRead, time.Millisecond, clientcore.PathWeak, t0.Add(2500*time.Millisecond))
+	b.Record(WeakRead, time.Millisecond, clientcore.PathWeak, t0.Add(2600*time.Millisecond))
+	b.Record(WeakRead, time.Millisecond, clientcore.PathWeak, t0.Add(4100*time.Millisecond))
 	a.Merge(b)
 	require.Equal(t, []int64{0, 0, 2, 0, 1}, a.PerSecond())
 }
@@ -189,7 +188,7 @@ func TestWindow(t *testing.T) {
 			r := NewRecorder(t0)
 			r.SetWindow(tt.start, tt.end)
 			for _, s := range []float64{0.5, 1, 2.9, 3} {
-				r.Record(StrongWrite, 10*time.Millisecond, protocol.PathFast, sec(s))
+				r.Record(StrongWrite, 10*time.Millisecond, clientcore.PathFast, sec(s))
 			}
 			r.RecordFailure(StrongWrite, sec(0.2))
 			r.RecordFailure(WeakWrite, sec(2))
@@ -207,13 +206,13 @@ func TestWindow(t *testing.T) {
 func TestPerSecond(t *testing.T) {
 	r := NewRecorder(t0)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	r.Record(WeakRead, time.Millisecond, protocol.PathWeak, at(-time.Second)) // before the start: not in the timeline
-	r.Record(WeakRead, time.Millisecond, protocol.PathWeak, at(0))
-	r.Record(WeakRead, time.Millisecond, protocol.PathWeak, at(999*time.Millisecond))
-	r.Record(WeakRead, time.Millisecond, protocol.PathWeak, at(time.Second))
-	r.Record(WeakRead, time.Millisecond, protocol.PathWeak, at(3500*time.Millisecond))
+	r.Record(WeakRead, time.Millisecond, clientcore.PathWeak, at(-time.Second)) // before the start: not in the timeline
+	r.Record(WeakRead, time.Millisecond, clientcore.PathWeak, at(0))
+	r.Record(WeakRead, time.Millisecond, clientcore.PathWeak, at(999*time.Millisecond))
+	r.Record(WeakRead, time.Millisecond, clientcore.PathWeak, at(time.Second))
+	r.Record(WeakRead, time.Millisecond, clientcore.PathWeak, at(3500*time.Millisecond))
 	r.RecordFailure(WeakRead, at(2*time.Second)) // failures are not completions
-	r.Record(WeakRead, time.Millisecond, protocol.PathWeak, at(48*time.Hour))
+	r.Record(WeakRead, time.Millisecond, clientcore.PathWeak, at(48*time.Hour))
 	require.Equal(t, []int64{2, 1, 0, 1}, r.PerSecond())
 	require.Equal(t, int64(6), r.Ops())
 }
@@ -222,13 +221,13 @@ func TestFastPathRatio(t *testing.T) {
 	r := NewRecorder(t0)
 	_, ok := r.FastPathRatio()
 	require.False(t, ok)
-	r.Record(WeakWrite, time.Millisecond, protocol.PathWeak, t0)
+	r.Record(WeakWrite, time.Millisecond, clientcore.PathWeak, t0)
 	_, ok = r.FastPathRatio()
 	require.False(t, ok, "weak operations do not define the ratio")
 	for range 3 {
-		r.Record(StrongWrite, time.Millisecond, protocol.PathFast, t0)
+		r.Record(StrongWrite, time.Millisecond, clientcore.PathFast, t0)
 	}
-	r.Record(StrongRead, time.Millisecond, protocol.PathSlow, t0)
+	r.Record(StrongRead, time.Millisecond, clientcore.PathSlow, t0)
 	r.Record(StrongRead, time.Millisecond, 0, t0) // path not reported
 	ratio, ok := r.FastPathRatio()
 	require.True(t, ok)
@@ -240,7 +239,7 @@ func TestThroughput(t *testing.T) {
 	require.Zero(t, r.Throughput())
 	r.SetWindow(t0, t0.Add(4*time.Second))
 	for i := range 100 {
-		r.Record(WeakRead, time.Millisecond, protocol.PathWeak, t0.Add(time.Duration(i)*10*time.Millisecond))
+		r.Record(WeakRead, time.Millisecond, clientcore.PathWeak, t0.Add(time.Duration(i)*10*time.Millisecond))
 	}
 	require.Equal(t, 25.0, r.Throughput())
 }
@@ -250,6 +249,6 @@ func BenchmarkRecord(b *testing.B) {
 	at := t0
 	for b.Loop() {
 		at = at.Add(time.Microsecond)
-		r.Record(StrongWrite, 51*time.Millisecond, protocol.PathFast, at)
+		r.Record(StrongWrite, 51*time.Millisecond, clientcore.PathFast, at)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 )
 
 // Report is the result of a benchmark run, as printed and as saved in JSON.
@@ -39,7 +39,7 @@ type Report struct {
 	// Strong and Weak combine the two classes of each level.
 	Strong ClassSummary `json:"strong"`
 	Weak   ClassSummary `json:"weak"`
-	// Paths counts completions by protocol.Path.String().
+	// Paths counts completions by clientcore.Path.String().
 	Paths map[string]int64 `json:"paths"`
 	// PathMeanMs is the mean latency of each path's completions, in ms.
 	PathMeanMs map[string]float64 `json:"path_mean_ms"`
@@ -189,7 +189,7 @@ func pathStats(r *Recorder) (counts map[string]int64, meanMs map[string]float64)
 	sums := make(map[string]time.Duration)
 	for _, c := range classes {
 		for p := range numPaths {
-			path := protocol.Path(p)
+			path := clientcore.Path(p)
 			if n := r.PathCount(c, path); n > 0 {
 				counts[path.String()] += n
 				sums[path.String()] += r.PathLatency(c, path)

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/stretchr/testify/require"
-
-	"github.com/hybridkv/hybridkv/internal/protocol"
 )
 
 // sampleClients builds two clients measured over [t0+1s, t0+3s): the first
@@ -19,23 +18,23 @@ func sampleClients() []ClientRecorder {
 	win := func(r *Recorder) *Recorder { r.SetWindow(t0.Add(time.Second), t0.Add(3*time.Second)); return r }
 	a, b := win(NewRecorder(t0)), win(NewRecorder(t0))
 	for i := range 4 {
-		path := protocol.PathFast
+		path := clientcore.PathFast
 		if i == 3 {
-			path = protocol.PathSlow
+			path = clientcore.PathSlow
 		}
 		a.Record(StrongWrite, 50*time.Millisecond, path, t0.Add(1500*time.Millisecond))
-		if path == protocol.PathSlow {
-			a.RecordSlowReason(protocol.ReasonConflict, t0.Add(1500*time.Millisecond))
+		if path == clientcore.PathSlow {
+			a.RecordSlowReason(clientcore.ReasonConflict, t0.Add(1500*time.Millisecond))
 		}
 	}
 	// Outside the window: not counted.
-	a.RecordSlowReason(protocol.ReasonReadDep, t0.Add(500*time.Millisecond))
+	a.RecordSlowReason(clientcore.ReasonReadDep, t0.Add(500*time.Millisecond))
 	for range 6 {
-		b.Record(WeakRead, 2*time.Millisecond, protocol.PathWeak, t0.Add(2500*time.Millisecond))
+		b.Record(WeakRead, 2*time.Millisecond, clientcore.PathWeak, t0.Add(2500*time.Millisecond))
 	}
 	b.RecordFailure(WeakRead, t0.Add(2*time.Second))
-	a.Record(StrongWrite, 50*time.Millisecond, protocol.PathFast, t0.Add(500*time.Millisecond))
-	b.Record(WeakRead, 2*time.Millisecond, protocol.PathWeak, t0.Add(500*time.Millisecond))
+	a.Record(StrongWrite, 50*time.Millisecond, clientcore.PathFast, t0.Add(500*time.Millisecond))
+	b.Record(WeakRead, 2*time.Millisecond, clientcore.PathWeak, t0.Add(500*time.Millisecond))
 	return []ClientRecorder{{"client-a", a}, {"client-b", b}}
 }
 
@@ -99,7 +98,7 @@ func TestReportWithoutOperations(t *testing.T) {
 
 func weakOnly() *Recorder {
 	r := NewRecorder(t0)
-	r.Record(WeakWrite, time.Millisecond, protocol.PathWeak, t0.Add(time.Second))
+	r.Record(WeakWrite, time.Millisecond, clientcore.PathWeak, t0.Add(time.Second))
 	return r
 }
 
@@ -150,11 +149,11 @@ func TestWriteJSON(t *testing.T) {
 // only, across classes and across merged recorders.
 func TestPathMeans(t *testing.T) {
 	a, b := NewRecorder(t0), NewRecorder(t0)
-	a.Record(StrongRead, time.Millisecond, protocol.PathFast, t0.Add(time.Second))
-	a.Record(StrongWrite, 3*time.Millisecond, protocol.PathFast, t0.Add(time.Second))
-	a.Record(StrongRead, 9*time.Millisecond, protocol.PathSlow, t0.Add(time.Second))
-	b.Record(StrongRead, 5*time.Millisecond, protocol.PathFast, t0.Add(time.Second))
-	b.Record(WeakRead, 20*time.Millisecond, protocol.PathWeak, t0.Add(time.Second))
+	a.Record(StrongRead, time.Millisecond, clientcore.PathFast, t0.Add(time.Second))
+	a.Record(StrongWrite, 3*time.Millisecond, clientcore.PathFast, t0.Add(time.Second))
+	a.Record(StrongRead, 9*time.Millisecond, clientcore.PathSlow, t0.Add(time.Second))
+	b.Record(StrongRead, 5*time.Millisecond, clientcore.PathFast, t0.Add(time.Second))
+	b.Record(WeakRead, 20*time.Millisecond, clientcore.PathWeak, t0.Add(time.Second))
 	a.Merge(b)
 	r := BuildReport(Run{Protocol: "curp"}, []ClientRecorder{{Name: "c", Recorder: a}}, nil, "")
 	require.Equal(t, map[string]float64{"fast": 3, "slow": 9, "weak": 20}, r.PathMeanMs)

@@ -3,7 +3,7 @@ package stats
 import (
 	"time"
 
-	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 )
 
 // ClassSummary describes the latencies of a set of completed operations, in
@@ -107,7 +107,7 @@ func (r *Recorder) PerSecond() []int64 { return append([]int64(nil), r.timeline.
 
 // PathCount is the number of operations of class c in the window that
 // completed by path p.
-func (r *Recorder) PathCount(c Class, p protocol.Path) int64 {
+func (r *Recorder) PathCount(c Class, p clientcore.Path) int64 {
 	if int(p) >= numPaths {
 		return 0
 	}
@@ -116,7 +116,7 @@ func (r *Recorder) PathCount(c Class, p protocol.Path) int64 {
 
 // PathLatency is the summed latency of the operations of class c in the
 // window that completed by path p.
-func (r *Recorder) PathLatency(c Class, p protocol.Path) time.Duration {
+func (r *Recorder) PathLatency(c Class, p clientcore.Path) time.Duration {
 	if int(p) >= numPaths {
 		return 0
 	}
@@ -130,8 +130,8 @@ func (r *Recorder) FastPathRatio() (ratio float64, ok bool) {
 	var fast, slow int64
 	for _, c := range classes {
 		if c.IsStrong() {
-			fast += r.PathCount(c, protocol.PathFast) + r.PathCount(c, protocol.PathCommitted)
-			slow += r.PathCount(c, protocol.PathSlow)
+			fast += r.PathCount(c, clientcore.PathFast) + r.PathCount(c, clientcore.PathCommitted)
+			slow += r.PathCount(c, clientcore.PathSlow)
 		}
 	}
 	if fast+slow == 0 {

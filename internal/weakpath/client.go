@@ -1,8 +1,8 @@
 package weakpath
 
 import (
-	"github.com/hybridkv/hybridkv/internal/curp"
-	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
+	"github.com/hybridkv/hybridkv/internal/curpclient"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
@@ -11,7 +11,7 @@ import (
 // before it, so the session's causal past too, and its result gives the
 // session a floor that every replica's log can reach. It happens only after
 // a leader lost operations it had completed on the fast path.
-func Escalate(c *curp.Client, p *curp.Pending) {
+func Escalate(c *curpclient.Client, p *curpclient.Pending) {
 	p.Req.Op.Level = wire.Strong
 	p.Req.MinApplied, p.Req.SpecFloor, p.Req.ReadAfter = 0, wire.Position{}, nil
 	p.Req.Flags &^= wire.FlagReplyWanted | wire.FlagRetry
@@ -27,15 +27,15 @@ func Escalate(c *curp.Client, p *curp.Pending) {
 // committed slot; a fast-path read of another session's write not known
 // committed, that write. A weak read's floor comes with its reply
 // (ObserveState).
-func (f Floors) ObserveCompletion(p *curp.Pending, done *protocol.Completion) {
+func (f Floors) ObserveCompletion(p *curpclient.Pending, done *clientcore.Completion) {
 	op := &p.Req.Op
 	switch {
-	case done.Path == protocol.PathFast:
+	case done.Path == clientcore.PathFast:
 		f.ObserveSpeculative(op.ID.Session, wire.Position{Term: p.Spec.Term, Index: done.Slot})
 		if !op.Kind.IsWrite() {
 			f.ObserveReadDep(op.ID.Session, p.Spec.ReadDep)
 		}
-	case done.Path == protocol.PathWeak && !op.Kind.IsWrite():
+	case done.Path == clientcore.PathWeak && !op.Kind.IsWrite():
 	case done.Slot > 0:
 		f.ObserveCommitted(op.ID, done.Slot)
 	}

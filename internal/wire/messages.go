@@ -267,3 +267,11 @@ func (*Hello) Type() Type            { return TypeHello }
 func (*Raft) Type() Type             { return TypeRaft }
 func (*Request) Type() Type          { return TypeRequest }
 func (*Reply) Type() Type            { return TypeReply }
+
+// LostReply tells a client that its weak read's speculative floor was
+// replayed elsewhere: only the leader can say where (a weak reply that is
+// not ok).
+func LostReply(id OpID) *Reply { return &Reply{Kind: ReplyWeak, ID: id, Ok: false} }
+
+// Lost reports whether r is a LostReply.
+func (r *Reply) Lost() bool { return r.Kind == ReplyWeak && !r.Ok }

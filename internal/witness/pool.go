@@ -31,8 +31,8 @@ type Record struct {
 
 // Pool holds unapplied operations. Not safe for concurrent use.
 type Pool struct {
-	byKey     map[uint64][]*Record
-	byID      map[wire.OpID]*Record
+	byKey map[uint64][]*Record
+	byID  map[wire.OpID]*Record
 	// bySession holds each session's records: a slice, not a map, as a
 	// CURP-HO replica walks a session's records for every reply it sends.
 	bySession map[uint64][]*Record

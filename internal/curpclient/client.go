@@ -1,26 +1,27 @@
-package curp
+package curpclient
 
 import (
 	"slices"
 
-	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
+	"github.com/hybridkv/hybridkv/internal/quorum"
 	"github.com/hybridkv/hybridkv/internal/sessions"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
-// ClientConfig builds a client core.
-type ClientConfig struct {
+// Config builds a client core.
+type Config struct {
 	ID       wire.NodeID
 	Replicas []wire.NodeID
 	// RetryTicks re-sends an operation unanswered for this many ticks.
 	RetryTicks int
 	// Extension adds a hybrid protocol's weak path; nil is plain CURP,
 	// which sends weak operations down the strong path.
-	Extension ClientExtension
+	Extension Extension
 }
 
-// ClientExtension is what a hybrid protocol adds to the CURP client.
-type ClientExtension interface {
+// Extension is what a hybrid protocol adds to the CURP client.
+type Extension interface {
 	// Prepare completes every new request before it is sent.
 	Prepare(c *Client, p *Pending)
 	// SubmitWeak sends a weak operation, new or (with FlagRetry) unanswered
@@ -32,16 +33,16 @@ type ClientExtension interface {
 	// AcceptFastPath vets a strong operation whose oks reached a
 	// superquorum (p.Spec and p.Oks hold the replies that form it): it
 	// returns ReasonNone to accept, or why the fast path fails.
-	AcceptFastPath(c *Client, p *Pending) protocol.SlowReason
+	AcceptFastPath(c *Client, p *Pending) clientcore.SlowReason
 	// Completed sees every completion before the caller does.
-	Completed(c *Client, p *Pending, done *protocol.Completion)
+	Completed(c *Client, p *Pending, done *clientcore.Completion)
 	// Tick runs on every client tick.
 	Tick(c *Client)
 }
 
 // Client is a CURP client core serving many sessions; see the package doc.
 type Client struct {
-	ext         ClientExtension
+	ext         Extension
 	id          wire.NodeID
 	replicas    []wire.NodeID
 	superquorum int
@@ -56,7 +57,7 @@ type Client struct {
 	// last message from it.
 	ticks uint64
 	heard map[wire.NodeID]uint64
-	protocol.Outbox
+	clientcore.Outbox
 }
 
 // Pending is an operation in flight.
@@ -72,7 +73,7 @@ type Pending struct {
 	Oks []WitnessOk
 	// reason is set once the fast path failed: a refusal, or a superquorum
 	// the extension rejected.
-	reason protocol.SlowReason
+	reason clientcore.SlowReason
 }
 
 // WitnessOk is one witness's acceptance of an operation.
@@ -81,18 +82,17 @@ type WitnessOk struct {
 	Reply *wire.Reply
 }
 
-// NewClient builds a CURP client core.
-func NewClient(cfg ClientConfig) *Client {
+// New builds a CURP client core.
+func New(cfg Config) *Client {
 	n := len(cfg.Replicas)
-	f := (n - 1) / 2
 	return &Client{
 		id:          cfg.ID,
 		replicas:    cfg.Replicas,
 		ext:         cfg.Extension,
-		superquorum: Superquorum(n),
+		superquorum: quorum.Superquorum(n),
 		retryTicks:  max(1, cfg.RetryTicks),
 		sessions:    sessions.New(),
-		pending:     make(map[wire.OpID]*Pending, 64*(f+1)),
+		pending:     make(map[wire.OpID]*Pending, 64*quorum.Majority(n)),
 		heard:       make(map[wire.NodeID]uint64, n),
 	}
 }
@@ -107,14 +107,7 @@ func (c *Client) HeardSince(r wire.NodeID, t uint64) bool {
 	return ok && at >= t
 }
 
-// Superquorum is CURP's fast-path quorum for n = 2f+1 replicas:
-// f + ⌈f/2⌉ + 1.
-func Superquorum(n int) int {
-	f := (n - 1) / 2
-	return f + (f+1)/2 + 1
-}
-
-// Submit implements protocol.Client.
+// Submit implements clientcore.Core.
 func (c *Client) Submit(sess uint64, op wire.Op) wire.OpID {
 	op.ID = c.sessions.Start(sess)
 	p := &Pending{Req: wire.Request{Op: op, AckedBelow: c.sessions.AckedBelow(sess)}, Targets: c.replicas}
@@ -151,7 +144,7 @@ func (c *Client) Awaiting(id wire.OpID) bool {
 	return ok
 }
 
-// Cancel implements protocol.Client.
+// Cancel implements clientcore.Core.
 func (c *Client) Cancel(id wire.OpID) {
 	if _, ok := c.pending[id]; ok {
 		delete(c.pending, id)
@@ -159,7 +152,7 @@ func (c *Client) Cancel(id wire.OpID) {
 	}
 }
 
-// Tick implements protocol.Client. Due retries go out in identity order so
+// Tick implements clientcore.Core. Due retries go out in identity order so
 // that a simulated run does not depend on map iteration order.
 func (c *Client) Tick() {
 	c.ticks++
@@ -206,7 +199,7 @@ func (c *Client) RetryTicks() int { return c.retryTicks }
 // AckedBelow is the session's lowest sequence number still in flight.
 func (c *Client) AckedBelow(session uint64) uint64 { return c.sessions.AckedBelow(session) }
 
-// Step implements protocol.Client.
+// Step implements clientcore.Core.
 func (c *Client) Step(from wire.NodeID, m wire.Message) {
 	c.heard[from] = c.ticks
 	rep, ok := m.(*wire.Reply)
@@ -227,9 +220,9 @@ func (c *Client) Step(from wire.NodeID, m wire.Message) {
 	}
 	switch rep.Kind {
 	case wire.ReplySync:
-		path := protocol.PathCommitted
-		if p.reason != protocol.ReasonNone {
-			path = protocol.PathSlow
+		path := clientcore.PathCommitted
+		if p.reason != clientcore.ReasonNone {
+			path = clientcore.PathSlow
 		}
 		c.Complete(p, rep, path)
 	case wire.ReplySpeculative:
@@ -271,12 +264,12 @@ func (c *Client) tryFastPath(p *Pending) {
 	if c.ext != nil {
 		// A superquorum answered but the extension's conditions may fail:
 		// a sync reply then means the slow path, not a race with commit.
-		if reason := c.ext.AcceptFastPath(c, p); reason != protocol.ReasonNone {
+		if reason := c.ext.AcceptFastPath(c, p); reason != clientcore.ReasonNone {
 			p.reason = reason
 			return
 		}
 	}
-	c.Complete(p, p.Spec, protocol.PathFast)
+	c.Complete(p, p.Spec, clientcore.PathFast)
 }
 
 // Counts reports whether a witness's ok counts towards the fast path of an
@@ -291,20 +284,20 @@ func (c *Client) Counts(p *Pending, w WitnessOk) bool {
 }
 
 func (c *Client) refuse(p *Pending, rep *wire.Reply) {
-	if !rep.Ok && p.reason == protocol.ReasonNone {
-		p.reason = protocol.ReasonConflict
+	if !rep.Ok && p.reason == clientcore.ReasonNone {
+		p.reason = clientcore.ReasonConflict
 	}
 }
 
 // Complete finishes an operation with the result in rep.
-func (c *Client) Complete(p *Pending, rep *wire.Reply, path protocol.Path) {
+func (c *Client) Complete(p *Pending, rep *wire.Reply, path clientcore.Path) {
 	id := p.Req.Op.ID
 	delete(c.pending, id)
 	c.sessions.Finish(id)
-	done := protocol.Completion{
+	done := clientcore.Completion{
 		ID: id, Op: p.Req.Op, Found: rep.Found, Value: rep.Value, Slot: rep.Slot, Path: path,
 	}
-	if path == protocol.PathSlow {
+	if path == clientcore.PathSlow {
 		done.Reason = p.reason
 	}
 	if c.ext != nil {

@@ -1,9 +1,9 @@
-package raftkv
+package raftclient
 
 import (
 	"slices"
 
-	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/sessions"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -18,7 +18,7 @@ type Client struct {
 	guess    int
 	sessions *sessions.Table
 	pending  map[wire.OpID]*pending
-	protocol.Outbox
+	clientcore.Outbox
 }
 
 type pending struct {
@@ -26,13 +26,13 @@ type pending struct {
 	age int
 }
 
-// NewClient builds a client core.
-func NewClient(replicas []wire.NodeID, retryTicks int) *Client {
+// New builds a client core.
+func New(replicas []wire.NodeID, retryTicks int) *Client {
 	return &Client{replicas: replicas, retryTicks: max(1, retryTicks),
 		sessions: sessions.New(), pending: make(map[wire.OpID]*pending)}
 }
 
-// Submit implements protocol.Client.
+// Submit implements clientcore.Core.
 func (c *Client) Submit(sess uint64, op wire.Op) wire.OpID {
 	op.ID = c.sessions.Start(sess)
 	p := &pending{req: wire.Request{Op: op, AckedBelow: c.sessions.AckedBelow(sess)}}
@@ -51,7 +51,7 @@ func (c *Client) send(req *wire.Request) {
 	c.Send(to, req)
 }
 
-// Cancel implements protocol.Client.
+// Cancel implements clientcore.Core.
 func (c *Client) Cancel(id wire.OpID) {
 	if _, ok := c.pending[id]; ok {
 		delete(c.pending, id)
@@ -59,7 +59,7 @@ func (c *Client) Cancel(id wire.OpID) {
 	}
 }
 
-// Step implements protocol.Client.
+// Step implements clientcore.Core.
 func (c *Client) Step(from wire.NodeID, m wire.Message) {
 	rep, ok := m.(*wire.Reply)
 	if !ok {
@@ -105,11 +105,11 @@ func (c *Client) complete(p *pending, rep *wire.Reply) {
 	id := p.req.Op.ID
 	delete(c.pending, id)
 	c.sessions.Finish(id)
-	c.Finish(protocol.Completion{ID: id, Op: p.req.Op,
-		Found: rep.Found, Value: rep.Value, Slot: rep.Slot, Path: protocol.PathLog})
+	c.Finish(clientcore.Completion{ID: id, Op: p.req.Op,
+		Found: rep.Found, Value: rep.Value, Slot: rep.Slot, Path: clientcore.PathLog})
 }
 
-// Tick implements protocol.Client: unanswered operations are re-sent, in
+// Tick implements clientcore.Core: unanswered operations are re-sent, in
 // identity order so a simulated run does not depend on map order. A leader
 // that stays silent is given up on.
 func (c *Client) Tick() {

@@ -1,11 +1,11 @@
-package curpho
+package hoclient
 
 import (
 	"maps"
 	"slices"
 
-	"github.com/hybridkv/hybridkv/internal/curp"
-	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
+	"github.com/hybridkv/hybridkv/internal/curpclient"
 	"github.com/hybridkv/hybridkv/internal/weakpath"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -26,10 +26,10 @@ type session struct {
 	writeSet map[uint64]*wire.Request
 }
 
-var _ curp.ClientExtension = (*Client)(nil)
+var _ curpclient.Extension = (*Client)(nil)
 
-// NewClient returns the client extension bound to replica bound.
-func NewClient(bound wire.NodeID) *Client {
+// New returns the client extension bound to replica bound.
+func New(bound wire.NodeID) *Client {
 	return &Client{bound: weakpath.NewBinding(bound),
 		sessions: make(map[uint64]*session), floors: make(weakpath.Floors)}
 }
@@ -49,7 +49,7 @@ func (x *Client) session(id uint64) *session {
 // no naming: anything logged from now on lands after it, and the session's
 // floor already covers its slot. Named anyway, it would hold the request
 // back for good once the session had expired, as no replica would know it.
-func (x *Client) Prepare(_ *curp.Client, p *curp.Pending) {
+func (x *Client) Prepare(_ *curpclient.Client, p *curpclient.Pending) {
 	x.floors.Issued(p.Req.Op.ID)
 	s := x.session(p.Req.Op.ID.Session)
 	p.Req.PrevWeak = 0
@@ -63,7 +63,7 @@ func (x *Client) Prepare(_ *curp.Client, p *curp.Pending) {
 
 // SubmitWeak broadcasts a weak write (only the bound replica answers) and
 // sends a weak read to the bound replica.
-func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
+func (x *Client) SubmitWeak(c *curpclient.Client, p *curpclient.Pending) {
 	op := &p.Req.Op
 	if p.Req.Flags&wire.FlagRetry != 0 {
 		x.bound.Missed(c, c.Replicas())
@@ -83,7 +83,7 @@ func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
 	x.broadcast(c, &req)
 }
 
-func (x *Client) broadcast(c *curp.Client, req *wire.Request) {
+func (x *Client) broadcast(c *curpclient.Client, req *wire.Request) {
 	bound := *req
 	bound.Flags |= wire.FlagReplyWanted
 	for _, r := range c.Replicas() {
@@ -96,7 +96,7 @@ func (x *Client) broadcast(c *curp.Client, req *wire.Request) {
 }
 
 // WeakReply completes weak operations and clears committed weak writes.
-func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, rep *wire.Reply) {
+func (x *Client) WeakReply(c *curpclient.Client, from wire.NodeID, p *curpclient.Pending, rep *wire.Reply) {
 	s := x.sessions[rep.ID.Session]
 	if s == nil {
 		return
@@ -109,16 +109,16 @@ func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, re
 		return
 	}
 	x.bound.Answered(from)
-	if weakpath.IsLost(rep) {
+	if rep.Lost() {
 		weakpath.Escalate(c, p)
 		return
 	}
 	x.floors.ObserveState(rep.ID.Session, rep.Applied)
 	x.floors.Satisfied(rep.ID.Session, p.Req.ReadAfter)
-	c.Complete(p, rep, protocol.PathWeak)
+	c.Complete(p, rep, clientcore.PathWeak)
 }
 
-func (x *Client) writeReply(c *curp.Client, from wire.NodeID, p *curp.Pending, s *session, req *wire.Request, rep *wire.Reply) {
+func (x *Client) writeReply(c *curpclient.Client, from wire.NodeID, p *curpclient.Pending, s *session, req *wire.Request, rep *wire.Reply) {
 	committed := rep.Slot > 0 && (rep.Kind == wire.ReplyWeak || rep.Kind == wire.ReplySync)
 	if committed {
 		x.floors.ObserveCommitted(rep.ID, rep.Slot)
@@ -131,7 +131,7 @@ func (x *Client) writeReply(c *curp.Client, from wire.NodeID, p *curp.Pending, s
 		return
 	}
 	x.bound.Answered(from)
-	c.Complete(p, &wire.Reply{Kind: wire.ReplyWeak, ID: rep.ID, Ok: true, Slot: rep.Slot}, protocol.PathWeak)
+	c.Complete(p, &wire.Reply{Kind: wire.ReplyWeak, ID: rep.ID, Ok: true, Slot: rep.Slot}, clientcore.PathWeak)
 	if !committed {
 		// Acknowledged but not committed: keep replicas from forgetting it.
 		c.Hold(rep.ID)
@@ -142,7 +142,7 @@ func (x *Client) writeReply(c *curp.Client, from wire.NodeID, p *curp.Pending, s
 // forming it hold, pooled or applied, every weak write the session issued
 // before the operation and does not know committed, and for a read that
 // they agree on the read dependency.
-func (x *Client) AcceptFastPath(c *curp.Client, p *curp.Pending) protocol.SlowReason {
+func (x *Client) AcceptFastPath(c *curpclient.Client, p *curpclient.Pending) clientcore.SlowReason {
 	var need []uint64
 	if s := x.sessions[p.Req.Op.ID.Session]; s != nil {
 		for seq := range s.writeSet {
@@ -152,33 +152,33 @@ func (x *Client) AcceptFastPath(c *curp.Client, p *curp.Pending) protocol.SlowRe
 		}
 	}
 	read := !p.Req.Op.Kind.IsWrite()
-	check := func(rep *wire.Reply) protocol.SlowReason {
+	check := func(rep *wire.Reply) clientcore.SlowReason {
 		for _, seq := range need {
 			if seq > rep.DepsApplied && !slices.Contains(rep.Deps, seq) {
-				return protocol.ReasonCausalDep
+				return clientcore.ReasonCausalDep
 			}
 		}
 		if read && rep.ReadDep != p.Spec.ReadDep {
-			return protocol.ReasonReadDep
+			return clientcore.ReasonReadDep
 		}
-		return protocol.ReasonNone
+		return clientcore.ReasonNone
 	}
-	if reason := check(p.Spec); reason != protocol.ReasonNone {
+	if reason := check(p.Spec); reason != clientcore.ReasonNone {
 		return reason
 	}
-	n, why := 1, protocol.ReasonNone
+	n, why := 1, clientcore.ReasonNone
 	for _, w := range p.Oks {
 		if !c.Counts(p, w) {
 			continue
 		}
-		if reason := check(w.Reply); reason == protocol.ReasonNone {
+		if reason := check(w.Reply); reason == clientcore.ReasonNone {
 			n++
-		} else if why == protocol.ReasonNone {
+		} else if why == clientcore.ReasonNone {
 			why = reason
 		}
 	}
 	if n >= c.Superquorum() {
-		return protocol.ReasonNone
+		return clientcore.ReasonNone
 	}
 	return why
 }
@@ -192,10 +192,10 @@ func (x *Client) AcceptFastPath(c *curp.Client, p *curp.Pending) protocol.SlowRe
 // resends; the next resend put it back in the write set, and acknowledged
 // by the bound replica it was held there, re-sent for good without an
 // answer, until its session expired and a resend took effect again.
-func (x *Client) Completed(c *curp.Client, p *curp.Pending, done *protocol.Completion) {
+func (x *Client) Completed(c *curpclient.Client, p *curpclient.Pending, done *clientcore.Completion) {
 	x.floors.ObserveCompletion(p, done)
 	op := &p.Req.Op
-	if op.Level == wire.Weak || done.Path == protocol.PathFast {
+	if op.Level == wire.Weak || done.Path == clientcore.PathFast {
 		return
 	}
 	if s := x.sessions[op.ID.Session]; s != nil {
@@ -212,7 +212,7 @@ func (x *Client) Completed(c *curp.Client, p *curp.Pending, done *protocol.Compl
 // Tick moves the binding back to the closest replica once it answers
 // again, and re-sends uncommitted weak writes: a lost write must still
 // reach the leader's log, and in session order.
-func (x *Client) Tick(c *curp.Client) {
+func (x *Client) Tick(c *curpclient.Client) {
 	x.bound.Tick(c)
 	x.ticks++
 	if x.ticks%c.RetryTicks() != 0 {

@@ -1,4 +1,4 @@
-package weakpath
+package readgate
 
 import (
 	"slices"
@@ -31,7 +31,7 @@ const (
 	Lost
 )
 
-// Reads gates weak reads on their floor (Request.MinApplied and
+// Gate gates weak reads on their floor (Request.MinApplied and
 // Request.SpecFloor) and holds, in arrival order, those that must wait.
 //
 // A read may be served once the applied state reached the floor, or
@@ -40,7 +40,7 @@ const (
 // of the floor. For the committed floor "the log reaches it" means the
 // commit index does (an uncommitted suffix may yet be replaced); for the
 // speculative position it means the log holds that very entry.
-type Reads struct {
+type Gate struct {
 	// lastAppended is the highest index seen appended.
 	lastAppended uint64
 	// writes holds, per key, the indexes of logged writes not yet applied.
@@ -64,14 +64,14 @@ type parkedRead struct {
 	req  *wire.Request
 }
 
-// NewReads returns an empty gate.
-func NewReads() *Reads {
-	return &Reads{writes: make(map[uint64][]uint64), parkedIDs: make(map[wire.OpID]struct{})}
+// New returns an empty gate.
+func New() *Gate {
+	return &Gate{writes: make(map[uint64][]uint64), parkedIDs: make(map[wire.OpID]struct{})}
 }
 
 // Appended notes an entry added to the log. An index at or below the last
 // one means a new leader replaced the log's tail: the replaced writes go.
-func (t *Reads) Appended(index uint64, op *wire.Op) {
+func (t *Gate) Appended(index uint64, op *wire.Op) {
 	t.appends++
 	if index <= t.lastAppended {
 		for k, slots := range t.writes {
@@ -87,7 +87,7 @@ func (t *Reads) Appended(index uint64, op *wire.Op) {
 }
 
 // Applied notes an applied entry.
-func (t *Reads) Applied(index uint64, op *wire.Op) {
+func (t *Gate) Applied(index uint64, op *wire.Op) {
 	if !op.Kind.IsWrite() {
 		return
 	}
@@ -103,7 +103,7 @@ func (t *Reads) Applied(index uint64, op *wire.Op) {
 }
 
 // Check says what may be done with req now.
-func (t *Reads) Check(log Log, req *wire.Request) Verdict {
+func (t *Gate) Check(log Log, req *wire.Request) Verdict {
 	applied := log.AppliedIndex()
 	key := req.Op.Key
 	if c := req.MinApplied; c > applied && (log.Committed() < c || !t.seen(c) || t.writeBetween(key, applied, c)) {
@@ -130,7 +130,7 @@ func (t *Reads) Check(log Log, req *wire.Request) Verdict {
 
 // holds reports whether the log holds the entry at pos, and the gate has
 // seen it appended (the log may hold entries a step has yet to report).
-func (t *Reads) holds(log Log, pos wire.Position) bool {
+func (t *Gate) holds(log Log, pos wire.Position) bool {
 	term, ok := log.Term(pos.Index)
 	return ok && term == pos.Term && t.seen(pos.Index)
 }
@@ -140,7 +140,7 @@ func (t *Reads) holds(log Log, pos wire.Position) bool {
 // ever hold pos: the speculation was replayed elsewhere. Without this a read
 // whose speculating leader had run ahead of what the cluster ever logged
 // would wait for the log to reach pos's index, which it may never do.
-func (t *Reads) supersededBefore(log Log, pos wire.Position) bool {
+func (t *Gate) supersededBefore(log Log, pos wire.Position) bool {
 	c := log.Committed()
 	if c == 0 || c >= pos.Index || !t.seen(c) {
 		return false
@@ -150,11 +150,11 @@ func (t *Reads) supersededBefore(log Log, pos wire.Position) bool {
 }
 
 // seen reports whether the gate has seen the log up to index appended.
-func (t *Reads) seen(index uint64) bool { return index <= t.lastAppended }
+func (t *Gate) seen(index uint64) bool { return index <= t.lastAppended }
 
 // writeBetween reports whether a logged, unapplied write to key lies in
 // (lo, hi].
-func (t *Reads) writeBetween(key, lo, hi uint64) bool {
+func (t *Gate) writeBetween(key, lo, hi uint64) bool {
 	for _, s := range t.writes[key] {
 		if s > lo && s <= hi {
 			return true
@@ -165,7 +165,7 @@ func (t *Reads) writeBetween(key, lo, hi uint64) bool {
 
 // Serve hands req to answer with a verdict other than Wait now if it has
 // one, else parks it.
-func (t *Reads) Serve(log Log, from wire.NodeID, req *wire.Request, answer func(wire.NodeID, *wire.Request, Verdict)) {
+func (t *Gate) Serve(log Log, from wire.NodeID, req *wire.Request, answer func(wire.NodeID, *wire.Request, Verdict)) {
 	if v := t.Check(log, req); v != Wait {
 		answer(from, req, v)
 		return
@@ -177,13 +177,13 @@ func (t *Reads) Serve(log Log, from wire.NodeID, req *wire.Request, answer func(
 }
 
 // Parked counts the reads waiting for their floor.
-func (t *Reads) Parked() int { return len(t.parked) }
+func (t *Gate) Parked() int { return len(t.parked) }
 
 // Release hands answer, in arrival order, the parked reads that no longer
 // wait. It looks at every parked read, so it does nothing while the log has
 // not moved since the last time: each read was checked against that state
 // when it was last released or parked.
-func (t *Reads) Release(log Log, answer func(wire.NodeID, *wire.Request, Verdict)) {
+func (t *Gate) Release(log Log, answer func(wire.NodeID, *wire.Request, Verdict)) {
 	if len(t.parked) == 0 {
 		return
 	}
@@ -212,12 +212,3 @@ func (t *Reads) Release(log Log, answer func(wire.NodeID, *wire.Request, Verdict
 		answer(r.from, r.req, r.v)
 	}
 }
-
-// LostReply tells a client its weak read's speculative floor was replayed
-// elsewhere.
-func LostReply(id wire.OpID) *wire.Reply {
-	return &wire.Reply{Kind: wire.ReplyWeak, ID: id, Ok: false}
-}
-
-// IsLost reports whether rep is a LostReply.
-func IsLost(rep *wire.Reply) bool { return rep.Kind == wire.ReplyWeak && !rep.Ok }

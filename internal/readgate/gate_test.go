@@ -1,4 +1,4 @@
-package weakpath
+package readgate
 
 import (
 	"testing"
@@ -31,7 +31,7 @@ func read(key uint64, committed uint64, spec wire.Position) *wire.Request {
 
 // appendAll reports every entry of l appended: a write to key 1 at the
 // indexes in writes, reads of key 2 elsewhere.
-func appendAll(t *Reads, l *fakeLog, writes ...uint64) {
+func appendAll(t *Gate, l *fakeLog, writes ...uint64) {
 	for i := range uint64(len(l.terms)) {
 		op := wire.Op{Kind: wire.Get, Key: 2}
 		for _, w := range writes {
@@ -45,7 +45,7 @@ func appendAll(t *Reads, l *fakeLog, writes ...uint64) {
 
 func TestCommittedFloorNeedsTheCommitIndex(t *testing.T) {
 	l := &fakeLog{terms: []uint64{1, 1, 1, 1, 1}, committed: 2, applied: 2}
-	g := NewReads()
+	g := New()
 	appendAll(g, l)
 	// The log reaches 4 with no write to the key after 2, but 3 and 4 are
 	// not committed: a new leader may replace them with a write.
@@ -56,7 +56,7 @@ func TestCommittedFloorNeedsTheCommitIndex(t *testing.T) {
 
 func TestCommittedFloorWaitsForWritesToTheKey(t *testing.T) {
 	l := &fakeLog{terms: []uint64{1, 1, 1, 1}, committed: 4, applied: 2}
-	g := NewReads()
+	g := New()
 	appendAll(g, l, 3)
 	require.Equal(t, Wait, g.Check(l, read(1, 4, wire.Position{})), "a write to the key at 3 is not applied")
 	require.Equal(t, Serve, g.Check(l, read(2, 4, wire.Position{})), "no write to key 2 before 4")
@@ -67,7 +67,7 @@ func TestCommittedFloorWaitsForWritesToTheKey(t *testing.T) {
 
 func TestSpeculativeFloorNeedsThatVeryEntry(t *testing.T) {
 	l := &fakeLog{terms: []uint64{1, 1, 2, 2}, committed: 2, applied: 2}
-	g := NewReads()
+	g := New()
 	appendAll(g, l)
 	// The session saw a fast-path result at index 4 of term 3; this log's
 	// index 4 is term 2's, uncommitted: wait for the log to settle.
@@ -85,7 +85,7 @@ func TestSpeculativeFloorNeedsThatVeryEntry(t *testing.T) {
 // log holds term 3's entry at 6.
 func TestSpeculationBeyondALaterTermIsLost(t *testing.T) {
 	l := &fakeLog{terms: []uint64{1, 1, 3, 4}, committed: 3, applied: 3}
-	g := NewReads()
+	g := New()
 	appendAll(g, l)
 	require.Equal(t, Wait, g.Check(l, read(1, 0, wire.Position{Term: 3, Index: 6})),
 		"committed up to term 3 only: term 3's leader may still extend it to 6")
@@ -97,7 +97,7 @@ func TestSpeculationBeyondALaterTermIsLost(t *testing.T) {
 
 func TestSpeculativeFloorWaitsForWritesBeforeIt(t *testing.T) {
 	l := &fakeLog{terms: []uint64{1, 1, 2, 2}, committed: 2, applied: 2}
-	g := NewReads()
+	g := New()
 	appendAll(g, l, 4)
 	require.Equal(t, Wait, g.Check(l, read(1, 0, wire.Position{Term: 2, Index: 4})))
 	require.Equal(t, Serve, g.Check(l, read(2, 0, wire.Position{Term: 2, Index: 4})))
@@ -107,7 +107,7 @@ func TestEntriesNotYetReportedDoNotCount(t *testing.T) {
 	// The log already holds 3 and 4 (raft stored them) but the gate has
 	// seen only up to 2: a write at 4 it has not heard of may be there.
 	l := &fakeLog{terms: []uint64{1, 1, 1, 1}, committed: 4, applied: 2}
-	g := NewReads()
+	g := New()
 	for i := uint64(1); i <= 2; i++ {
 		g.Appended(i, &wire.Op{Kind: wire.Get, Key: 2})
 	}
@@ -118,7 +118,7 @@ func TestEntriesNotYetReportedDoNotCount(t *testing.T) {
 
 func TestReplacedTailDropsItsWrites(t *testing.T) {
 	l := &fakeLog{terms: []uint64{1, 1, 1}, committed: 1, applied: 1}
-	g := NewReads()
+	g := New()
 	appendAll(g, l, 3)
 	// A new leader replaces index 3 (a write) with a read of key 2.
 	l.terms[2] = 2
@@ -128,7 +128,7 @@ func TestReplacedTailDropsItsWrites(t *testing.T) {
 
 func TestReleaseAnswersInArrivalOrder(t *testing.T) {
 	l := &fakeLog{terms: []uint64{1, 1, 1}, committed: 1, applied: 1}
-	g := NewReads()
+	g := New()
 	appendAll(g, l, 2)
 	var got []uint64
 	answer := func(_ wire.NodeID, req *wire.Request, v Verdict) {

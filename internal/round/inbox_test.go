@@ -1,4 +1,4 @@
-package runtime_test
+package round_test
 
 import (
 	"sync"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/hybridkv/hybridkv/internal/runtime"
+	"github.com/hybridkv/hybridkv/internal/round"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
@@ -18,7 +18,7 @@ func request(producer, seq uint64) *wire.Request {
 	return &wire.Request{Op: wire.Op{ID: wire.OpID{Session: producer, Seq: seq}}}
 }
 
-func woken(b *runtime.Inbox) bool {
+func woken(b *round.Inbox) bool {
 	select {
 	case <-b.Wake():
 		return true
@@ -30,15 +30,15 @@ func woken(b *runtime.Inbox) bool {
 func TestInboxWake(t *testing.T) {
 	tests := []struct {
 		name  string
-		do    func(b *runtime.Inbox)
+		do    func(b *round.Inbox)
 		wake  bool
 		items int
 	}{
-		{"nothing", func(*runtime.Inbox) {}, false, 0},
-		{"Put", func(b *runtime.Inbox) { b.Put(1, request(1, 1)) }, true, 1},
-		{"Notify", func(b *runtime.Inbox) { b.Notify() }, true, 0},
+		{"nothing", func(*round.Inbox) {}, false, 0},
+		{"Put", func(b *round.Inbox) { b.Put(1, request(1, 1)) }, true, 1},
+		{"Notify", func(b *round.Inbox) { b.Notify() }, true, 0},
 		// A consumer that wakes once must find everything queued so far.
-		{"Puts coalesce", func(b *runtime.Inbox) {
+		{"Puts coalesce", func(b *round.Inbox) {
 			for i := range uint64(5) {
 				b.Put(1, request(1, i))
 			}
@@ -47,7 +47,7 @@ func TestInboxWake(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := runtime.NewInbox()
+			b := round.NewInbox()
 			tt.do(b)
 			require.Equal(t, tt.wake, woken(b))
 			require.False(t, woken(b), "at most one wake-up is pending")
@@ -64,7 +64,7 @@ func TestInboxConcurrentPut(t *testing.T) {
 		producers = 8
 		perProd   = 2000
 	)
-	b := runtime.NewInbox()
+	b := round.NewInbox()
 	var wg sync.WaitGroup
 	for p := range uint64(producers) {
 		wg.Go(func() {
@@ -104,7 +104,7 @@ func TestInboxConcurrentPut(t *testing.T) {
 // clients' only up to the bound, in each sender's order; the rest stays
 // queued and the consumer is woken again for it.
 func TestInboxTakeUpToPutsReplicasFirst(t *testing.T) {
-	b := runtime.NewInbox()
+	b := round.NewInbox()
 	client := wire.FirstClientID + 7
 	for i := range uint64(5) {
 		b.Put(client, request(2, i))

@@ -1,8 +1,8 @@
-package curpht
+package htclient
 
 import (
-	"github.com/hybridkv/hybridkv/internal/curp"
-	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/clientcore"
+	"github.com/hybridkv/hybridkv/internal/curpclient"
 	"github.com/hybridkv/hybridkv/internal/weakpath"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -13,17 +13,17 @@ type Client struct {
 	floors  weakpath.Floors
 }
 
-var _ curp.ClientExtension = (*Client)(nil)
+var _ curpclient.Extension = (*Client)(nil)
 
-// NewClient returns the client extension; weak reads go to closest.
-func NewClient(closest wire.NodeID) *Client {
+// New returns the client extension; weak reads go to closest.
+func New(closest wire.NodeID) *Client {
 	return &Client{closest: weakpath.NewBinding(closest), floors: make(weakpath.Floors)}
 }
 
 // SubmitWeak sends a weak write to the leader (to everyone while the leader
 // is unknown: only the leader logs it) and a weak read to the closest
 // replica.
-func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
+func (x *Client) SubmitWeak(c *curpclient.Client, p *curpclient.Pending) {
 	retry := p.Req.Flags&wire.FlagRetry != 0
 	switch {
 	case !p.Req.Op.Kind.IsWrite():
@@ -45,7 +45,7 @@ func (x *Client) SubmitWeak(c *curp.Client, p *curp.Pending) {
 }
 
 // WeakReply completes weak operations.
-func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, rep *wire.Reply) {
+func (x *Client) WeakReply(c *curpclient.Client, from wire.NodeID, p *curpclient.Pending, rep *wire.Reply) {
 	if p == nil {
 		return
 	}
@@ -57,15 +57,15 @@ func (x *Client) WeakReply(c *curp.Client, from wire.NodeID, p *curp.Pending, re
 		return
 	}
 	x.closest.Answered(from)
-	if weakpath.IsLost(rep) {
+	if rep.Lost() {
 		weakpath.Escalate(c, p)
 		return
 	}
 	x.floors.ObserveState(p.Req.Op.ID.Session, rep.Applied)
-	c.Complete(p, rep, protocol.PathWeak)
+	c.Complete(p, rep, clientcore.PathWeak)
 }
 
-func (x *Client) writeReply(c *curp.Client, p *curp.Pending, rep *wire.Reply) {
+func (x *Client) writeReply(c *curpclient.Client, p *curpclient.Pending, rep *wire.Reply) {
 	switch rep.Kind {
 	case wire.ReplyNotLeader:
 		if rep.Leader != 0 && rep.Leader != p.Targets[0] {
@@ -73,25 +73,25 @@ func (x *Client) writeReply(c *curp.Client, p *curp.Pending, rep *wire.Reply) {
 			c.Send(rep.Leader, &p.Req)
 		}
 	case wire.ReplyWeak, wire.ReplySync:
-		c.Complete(p, rep, protocol.PathWeak)
+		c.Complete(p, rep, clientcore.PathWeak)
 	}
 }
 
 // Prepare notes every operation the session issues.
-func (x *Client) Prepare(_ *curp.Client, p *curp.Pending) { x.floors.Issued(p.Req.Op.ID) }
+func (x *Client) Prepare(_ *curpclient.Client, p *curpclient.Pending) { x.floors.Issued(p.Req.Op.ID) }
 
 // Tick moves weak reads back to the closest replica once it answers again;
 // CURP's retries cover CURP-HT's weak operations.
-func (x *Client) Tick(c *curp.Client) { x.closest.Tick(c) }
+func (x *Client) Tick(c *curpclient.Client) { x.closest.Tick(c) }
 
 // AcceptFastPath: CURP-HT's strong path is CURP's.
-func (*Client) AcceptFastPath(*curp.Client, *curp.Pending) protocol.SlowReason {
-	return protocol.ReasonNone
+func (*Client) AcceptFastPath(*curpclient.Client, *curpclient.Pending) clientcore.SlowReason {
+	return clientcore.ReasonNone
 }
 
 // Completed raises the session's floor to what the operation observed: a
 // weak write or a strong operation through the log, its committed slot; a
 // fast-path result, the leader's speculative position.
-func (x *Client) Completed(_ *curp.Client, p *curp.Pending, done *protocol.Completion) {
+func (x *Client) Completed(_ *curpclient.Client, p *curpclient.Pending, done *clientcore.Completion) {
 	x.floors.ObserveCompletion(p, done)
 }

@@ -1,0 +1,89 @@
+// Package clientcores names every protocol hybridkv can run and builds its
+// client core: the list of protocols the client library, the server, the
+// simulator and the benchmark agree on (package protocols adds each one's
+// replica core). It links no replica code.
+package clientcores
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hybridkv/hybridkv/internal/clientcore"
+	"github.com/hybridkv/hybridkv/internal/curpclient"
+	"github.com/hybridkv/hybridkv/internal/hoclient"
+	"github.com/hybridkv/hybridkv/internal/htclient"
+	"github.com/hybridkv/hybridkv/internal/raftclient"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Options configure a client core.
+type Options struct {
+	ID       wire.NodeID
+	Replicas []wire.NodeID
+	// Closest is the replica nearest to the client (weak reads go there).
+	Closest    wire.NodeID
+	RetryTicks int
+}
+
+// Protocol is one protocol's name, client core and traits.
+type Protocol struct {
+	Name string
+	New  func(Options) clientcore.Core
+	// WeakAsStrong is set for protocols with no weak path: they serve weak
+	// operations as strong ones, and reports say so.
+	WeakAsStrong bool
+}
+
+var all = []Protocol{
+	curpFamily("curp", nil),
+	curpFamily("curp-ht", func(closest wire.NodeID) curpclient.Extension { return htclient.New(closest) }),
+	curpFamily("curp-ho", func(closest wire.NodeID) curpclient.Extension { return hoclient.New(closest) }),
+	{
+		Name:         "raft",
+		New:          func(o Options) clientcore.Core { return raftclient.New(o.Replicas, o.RetryTicks) },
+		WeakAsStrong: true,
+	},
+}
+
+// curpFamily is CURP's client with a hybrid protocol's weak path plugged
+// in; without one it is plain CURP, which serves weak operations as strong.
+func curpFamily(name string, weak func(closest wire.NodeID) curpclient.Extension) Protocol {
+	return Protocol{
+		Name: name,
+		New: func(o Options) clientcore.Core {
+			cfg := curpclient.Config{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks}
+			if weak != nil {
+				cfg.Extension = weak(o.closest())
+			}
+			return curpclient.New(cfg)
+		},
+		WeakAsStrong: weak == nil,
+	}
+}
+
+// closest falls back to the first replica when the client's site has none.
+func (o Options) closest() wire.NodeID {
+	if o.Closest != 0 || len(o.Replicas) == 0 {
+		return o.Closest
+	}
+	return o.Replicas[0]
+}
+
+// Lookup returns the protocol called name.
+func Lookup(name string) (Protocol, error) {
+	i := slices.IndexFunc(all, func(p Protocol) bool { return p.Name == name })
+	if i < 0 {
+		return Protocol{}, fmt.Errorf("unknown protocol %q (have %s)", name, strings.Join(Names(), ", "))
+	}
+	return all[i], nil
+}
+
+// Names lists the protocols in the order benchmarks run them.
+func Names() []string {
+	names := make([]string, len(all))
+	for i, p := range all {
+		names[i] = p.Name
+	}
+	return names
+}
