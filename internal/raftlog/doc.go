@@ -5,6 +5,11 @@
 // answers that vote for a leader or an entry wait until that write is
 // durable, while the core goes on (see Write).
 //
+// The log never calls its owner. Ready returns a Round: in the order raft
+// produced them, the snapshot to install, the entries appended, the
+// committed entries to apply and the messages to send now or once the
+// Write is durable; the owner acts on each in turn.
+//
 // A slot is a raft log index. Raft gives the log, commit on a majority, leader
 // election and in-order delivery of committed entries; the protocols add their
 // fast paths in front of it.

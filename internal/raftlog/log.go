@@ -35,29 +35,12 @@ type Config struct {
 	Logger      raft.Logger
 }
 
-// Handler receives what one Ready round produced, in order: appended
-// entries (before they are durable), messages, committed entries.
-type Handler interface {
-	// Appended is called for each entry added to this replica's log, in
-	// index order (data is empty for raft's own entries).
-	Appended(index uint64, data []byte)
-	// Send must deliver m to m.To; it may go at once. m is owned by the
-	// handler afterwards.
-	Send(m *raftpb.Message)
-	// SendAfterWrite must deliver m to m.To once the round's Write is
-	// durable; m.To may be this replica itself, whose raft must then Step
-	// it.
-	SendAfterWrite(m *raftpb.Message)
-	// Apply is called for each committed normal entry, in index order.
-	Apply(index uint64, data []byte)
-	// Restore replaces the applied state with a snapshot's.
-	Restore(index uint64, data []byte)
-}
-
 // Log wraps a raft RawNode.
 type Log struct {
-	cfg     Config
-	rn      *raft.RawNode
+	cfg Config
+	rn  *raft.RawNode
+	// events is the round being gathered (see Ready), reused.
+	events  []Event
 	storage *storage
 	disk    Disk
 	// restarted is set when the disk held state: this replica ran before
@@ -373,7 +356,7 @@ func (l *Log) Step(m *raftpb.Message) error {
 }
 
 // Propose appends entries to the log if this replica leads. The entries'
-// indexes are reported through Handler.Appended in the next Ready.
+// indexes are reported as Append events of the next Ready.
 func (l *Log) Propose(data [][]byte) error {
 	if !l.IsLeader() {
 		return ErrNotLeader
@@ -398,19 +381,23 @@ func (l *Log) Propose(data [][]byte) error {
 	return err
 }
 
-// Ready hands h everything raft has ready and returns what the round asks
-// the disk to keep (nil if nothing): raft runs with asynchronous storage
-// writes (see Write). Entries are in raft's storage, and reported appended,
-// before they are durable; what depends on them being durable goes to
-// h.SendAfterWrite. Committed entries are applied here: raft hands out only
-// those already durable on this replica.
-func (l *Log) Ready(h Handler) (*Write, error) {
+// Ready returns everything raft has ready, as a Round for the owner to act
+// on, with what the round asks the disk to keep (Round.Write, nil if
+// nothing): raft runs with asynchronous storage writes (see Write).
+// Entries are in raft's storage, and reported appended, before they are
+// durable; what depends on them being durable is a SendAfterWrite event.
+// Committed entries are handed out to apply here: raft hands out only
+// those already durable on this replica. The Round is valid until the next
+// call.
+func (l *Log) Ready() (Round, error) {
 	if err := l.installCompacted(); err != nil {
-		return nil, err
+		return Round{}, err
 	}
 	if err := l.learnCommit(); err != nil {
-		return nil, err
+		return Round{}, err
 	}
+	clear(l.events)
+	l.events = l.events[:0]
 	var w *Write
 	for l.rn.HasReady() {
 		rd := l.rn.Ready()
@@ -422,7 +409,7 @@ func (l *Log) Ready(h Handler) (*Write, error) {
 			l.term = rd.HardState.GetTerm()
 			l.committed = rd.HardState.GetCommit()
 			if err := l.storage.SetHardState(rd.HardState); err != nil {
-				return nil, err
+				return Round{}, err
 			}
 		}
 		for _, m := range rd.Messages {
@@ -431,36 +418,38 @@ func (l *Log) Ready(h Handler) (*Write, error) {
 				if w == nil {
 					w = &Write{disk: l.disk, savedCommit: &l.savedCommit}
 				}
-				if err := l.stage(w, m, h); err != nil {
-					return nil, err
+				if err := l.stage(w, m); err != nil {
+					return Round{}, err
 				}
 			case raft.LocalApplyThread:
-				if err := l.applyAll(m, h); err != nil {
-					return nil, err
+				if err := l.applyAll(m); err != nil {
+					return Round{}, err
 				}
 			default:
 				switch {
 				case isPeerAckAnswer(m):
 				case m.GetType() != raftpb.MessageType_MsgSnap || l.fillSnapshot(m):
-					h.Send(m)
+					l.emit(Event{Kind: Send, Msg: m})
 				}
 			}
 		}
 	}
-	return w, nil
+	return Round{Events: l.events, Write: w}, nil
 }
+
+func (l *Log) emit(e Event) { l.events = append(l.events, e) }
 
 // stage takes a MsgStorageAppend: its snapshot and entries go into raft's
 // storage and the applied state now, and into w to be made durable; its
 // responses wait for w.
-func (l *Log) stage(w *Write, m *raftpb.Message, h Handler) error {
+func (l *Log) stage(w *Write, m *raftpb.Message) error {
 	if snap := m.GetSnapshot(); snap != nil && !raft.IsEmptySnap(snap) {
 		// Raft's storage keeps the metadata; the data goes to the disk.
 		if err := l.storage.ApplySnapshot(&raftpb.Snapshot{Metadata: snap.GetMetadata()}); err != nil {
 			return err
 		}
 		idx := snap.GetMetadata().GetIndex()
-		h.Restore(idx, snap.GetData())
+		l.emit(Event{Kind: Restore, Index: idx, Data: snap.GetData()})
 		l.applied = idx
 		l.snapshotsInstalled++
 	}
@@ -470,21 +459,22 @@ func (l *Log) stage(w *Write, m *raftpb.Message, h Handler) error {
 		return err
 	}
 	for _, e := range m.GetEntries() {
-		h.Appended(e.GetIndex(), e.GetData())
+		l.emit(Event{Kind: Append, Index: e.GetIndex(), Data: e.GetData()})
 	}
 	w.add(m)
 	for _, resp := range m.GetResponses() {
-		h.SendAfterWrite(resp)
-		l.copyAck(resp, h)
+		l.emit(Event{Kind: SendAfterWrite, Msg: resp})
+		l.copyAck(resp)
 	}
 	return nil
 }
 
-// applyAll takes a MsgStorageApply: its entries are applied at once and
-// raft hears so.
-func (l *Log) applyAll(m *raftpb.Message, h Handler) error {
+// applyAll takes a MsgStorageApply: its entries are handed out to apply
+// and raft hears they were applied (the owner applies them, in order,
+// before anything else happens to it).
+func (l *Log) applyAll(m *raftpb.Message) error {
 	for _, e := range m.GetEntries() {
-		l.apply(e, h)
+		l.apply(e)
 	}
 	for _, resp := range m.GetResponses() {
 		if err := l.rn.Step(resp); err != nil {
@@ -536,54 +526,56 @@ func (l *Log) setLeader(lead uint64) {
 	l.resetTimeout()
 }
 
-func (l *Log) apply(e *raftpb.Entry, h Handler) {
+func (l *Log) apply(e *raftpb.Entry) {
 	// Membership is fixed at bootstrap, so every entry is a normal one;
 	// empty ones are raft's own (a new leader's first entry).
 	if len(e.GetData()) > 0 {
-		h.Apply(e.GetIndex(), e.GetData())
+		l.emit(Event{Kind: Apply, Index: e.GetIndex(), Data: e.GetData()})
 	}
 	l.applied = e.GetIndex()
 }
 
-// CanCompact reports whether the disk's hard state commits the applied
-// index, so that a snapshot there may be written (see Compact).
-func (l *Log) CanCompact() bool { return l.savedCommit.Load() >= l.applied }
+// CanCompact reports whether the disk's hard state commits index, the
+// owner's applied index, so that a snapshot there may be written (see
+// Compact).
+func (l *Log) CanCompact(index uint64) bool { return l.savedCommit.Load() >= index }
 
-// Compact snapshots the state at the applied index to bound the log:
+// Compact snapshots the state at index, the owner's applied index (at most
+// the last entry Ready handed out to apply), to bound the log:
 // freeze is called if a snapshot is due and returns the state at that
 // index, to be written out, which the disk runs in the background (see
 // Disk.SaveCompaction). Once the snapshot is written, a later round puts
 // it in raft's storage and discards the log entries before it, keeping
 // keep entries so slightly lagging followers need no snapshot.
 //
-// Nothing is written until the disk's hard state commits the applied
-// index (CanCompact): raft applies entries once they are durable here,
+// Nothing is written until the disk's hard state commits that index
+// (CanCompact): raft applies entries once they are durable here,
 // while the hard state that commits them may still be on its way to the
 // disk, and a snapshot saved ahead of the saved commit index, with a crash
 // before that hard state, left a disk raft refused to restart from.
-func (l *Log) Compact(keep uint64, freeze func() io.WriterTo) error {
-	if !l.CanCompact() {
+func (l *Log) Compact(index, keep uint64, freeze func() io.WriterTo) error {
+	if !l.CanCompact(index) {
 		return nil
 	}
 	l.storage.wanted = false
-	if l.applied <= keep {
+	if index <= keep {
 		return nil
 	}
-	if snap, err := l.storage.MemoryStorage.Snapshot(); err != nil || snap.GetMetadata().GetIndex() >= l.applied {
+	if snap, err := l.storage.MemoryStorage.Snapshot(); err != nil || snap.GetMetadata().GetIndex() >= index {
 		return err
 	}
-	term, err := l.storage.Term(l.applied)
+	term, err := l.storage.Term(index)
 	if err != nil {
 		return err
 	}
 	snap := &raftpb.Snapshot{Metadata: &raftpb.SnapshotMetadata{
-		Index: new(l.applied), Term: new(term), ConfState: &raftpb.ConfState{Voters: l.cfg.Peers},
+		Index: new(index), Term: new(term), ConfState: &raftpb.ConfState{Voters: l.cfg.Peers},
 	}}
 	l.compactKeep = keep
 	if err := l.disk.SaveCompaction(snap, freeze()); err != nil {
 		return fmt.Errorf("raftlog: save snapshot: %w", err)
 	}
-	l.compacting = l.applied
+	l.compacting = index
 	return nil
 }
 

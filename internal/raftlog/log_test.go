@@ -51,20 +51,28 @@ type testNode struct {
 	restored string
 }
 
-func (n *testNode) Appended(uint64, []byte) {}
-func (n *testNode) Restore(_ uint64, data []byte) {
-	n.restored = string(data)
-}
-func (n *testNode) Apply(index uint64, _ []byte) {
-	n.applied = append(n.applied, index)
+// take does what a round asks, in order.
+func (n *testNode) take(rd Round) {
+	for _, e := range rd.Events {
+		switch e.Kind {
+		case Restore:
+			n.restored = string(e.Data)
+		case Apply:
+			n.applied = append(n.applied, e.Index)
+		case Send:
+			n.send(e.Msg)
+		case SendAfterWrite:
+			n.later = append(n.later, e.Msg)
+		}
+	}
 }
 
-// Send checks what may leave before the round's write: requests, which
+// send checks what may leave before the round's write: requests, which
 // promise nothing, not the answers that vote for a leader or an entry. The
 // leader's appends carry its entries to the followers while its own disk
 // writes them, but the leader's term is on its disk: it won on a vote it
 // counted only once durable.
-func (n *testNode) Send(m *raftpb.Message) {
+func (n *testNode) send(m *raftpb.Message) {
 	switch m.GetType() {
 	case raftpb.MessageType_MsgAppResp, raftpb.MessageType_MsgVoteResp, raftpb.MessageType_MsgPreVoteResp:
 		n.t.Fatalf("%v sent before the round's write", m.GetType())
@@ -75,18 +83,17 @@ func (n *testNode) Send(m *raftpb.Message) {
 	n.out = append(n.out, m)
 }
 
-// SendAfterWrite holds m until the round's write is done (see ready).
-func (n *testNode) SendAfterWrite(m *raftpb.Message) { n.later = append(n.later, m) }
-
 // ready runs Ready rounds until raft is quiet, doing each round's write
 // before what waited for it goes out, and checks raft's rule: what such a
 // message claims is on the sender's disk.
 func (n *testNode) ready() error {
 	for {
-		w, err := n.log.Ready(n)
+		rd, err := n.log.Ready()
 		if err != nil {
 			return err
 		}
+		n.take(rd)
+		w := rd.Write
 		if n.hold {
 			if w != nil {
 				n.held = append(n.held, w)
@@ -361,7 +368,7 @@ func (c *testCluster) lagBehindCompaction(t *testing.T, follower uint64) {
 	leader := c.nodes[1]
 	state := fmt.Sprintf("state@%d", leader.log.Applied())
 	c.compactedState = state
-	require.NoError(t, leader.log.Compact(0, func() io.WriterTo { return strings.NewReader(state) }))
+	require.NoError(t, leader.log.Compact(leader.log.applied, 0, func() io.WriterTo { return strings.NewReader(state) }))
 	require.NoError(t, leader.ready()) // takes the written snapshot in
 	require.Equal(t, leader.log.Applied()+1, leader.log.FirstIndex(), "the leader did not compact")
 	c.down[follower] = false
@@ -458,8 +465,8 @@ func TestCompactionWaitsForTheSavedCommit(t *testing.T) {
 	require.NoError(t, leader.ready())
 	applied := leader.log.Applied()
 	require.Greater(t, applied, leader.disk.hs.GetCommit(), "the entry applied before its commit was saved")
-	require.False(t, leader.log.CanCompact())
-	require.NoError(t, leader.log.Compact(0, func() io.WriterTo { return strings.NewReader("state") }))
+	require.False(t, leader.log.CanCompact(leader.log.applied))
+	require.NoError(t, leader.log.Compact(leader.log.applied, 0, func() io.WriterTo { return strings.NewReader("state") }))
 
 	crashed := &watchedDisk{MemDisk: leader.disk.MemDisk}
 	crashed.Crash()
@@ -470,8 +477,8 @@ func TestCompactionWaitsForTheSavedCommit(t *testing.T) {
 	})
 
 	require.NoError(t, leader.release())
-	require.True(t, leader.log.CanCompact())
-	require.NoError(t, leader.log.Compact(0, func() io.WriterTo { return strings.NewReader("state") }))
+	require.True(t, leader.log.CanCompact(leader.log.applied))
+	require.NoError(t, leader.log.Compact(leader.log.applied, 0, func() io.WriterTo { return strings.NewReader("state") }))
 	require.NoError(t, leader.ready())
 	require.Equal(t, applied+1, leader.log.FirstIndex())
 }

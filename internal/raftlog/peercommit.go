@@ -101,7 +101,7 @@ func isPeerAckAnswer(m *raftpb.Message) bool {
 
 // copyAck sends this follower's acknowledgement of the leader's entries to
 // the other voters, once the write it acknowledges is durable.
-func (l *Log) copyAck(resp *raftpb.Message, h Handler) {
+func (l *Log) copyAck(resp *raftpb.Message) {
 	if resp.GetType() != raftpb.MessageType_MsgAppResp || resp.GetReject() {
 		return
 	}
@@ -109,14 +109,14 @@ func (l *Log) copyAck(resp *raftpb.Message, h Handler) {
 		if id == l.cfg.ID || id == resp.GetTo() {
 			continue
 		}
-		h.SendAfterWrite(&raftpb.Message{
+		l.emit(Event{Kind: SendAfterWrite, Msg: &raftpb.Message{
 			Type:    raftpb.MessageType_MsgAppResp.Enum(),
 			From:    new(l.cfg.ID),
 			To:      new(id),
 			Term:    new(resp.GetTerm()),
 			Index:   new(resp.GetIndex()),
 			Context: peerAckContext,
-		})
+		}})
 	}
 }
 

@@ -35,7 +35,7 @@ func (c *testCluster) compact(t *testing.T) {
 	leader := c.nodes[1]
 	state := fmt.Sprintf("state@%d", leader.log.Applied())
 	c.compactedState = state
-	require.NoError(t, leader.log.Compact(0, func() io.WriterTo { return strings.NewReader(state) }))
+	require.NoError(t, leader.log.Compact(leader.log.applied, 0, func() io.WriterTo { return strings.NewReader(state) }))
 	require.NoError(t, leader.ready())
 }
 

@@ -4,48 +4,52 @@ import (
 	"fmt"
 	"io"
 
-	"go.etcd.io/raft/v3/raftpb"
-
 	"github.com/hybridkv/hybridkv/internal/kvstore"
+	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
-// handler receives the raft log's Ready round on the replica's behalf; it
-// keeps these methods off the replica's exported surface.
-type handler struct{ r *Replica }
-
-func (h handler) Appended(index uint64, data []byte) {
-	if index <= h.r.tail {
-		h.r.proto.Replaced(index)
+// take does what a round of the raft log asks, in the order it asks it.
+func (r *Replica) take(rd raftlog.Round) {
+	for _, e := range rd.Events {
+		switch e.Kind {
+		case raftlog.Restore:
+			r.restore(e.Index, e.Data)
+		case raftlog.Append:
+			r.appended(e.Index, e.Data)
+		case raftlog.Apply:
+			r.apply(e.Index, e.Data)
+		case raftlog.Send:
+			r.out = append(r.out, wire.Envelope{To: wire.NodeID(e.Msg.GetTo()), Msg: &wire.Raft{M: e.Msg}})
+		case raftlog.SendAfterWrite:
+			r.after = append(r.after, wire.Envelope{To: wire.NodeID(e.Msg.GetTo()), Msg: &wire.Raft{M: e.Msg}})
+		}
 	}
-	h.r.tail = index
+}
+
+func (r *Replica) appended(index uint64, data []byte) {
+	if index <= r.tail {
+		r.proto.Replaced(index)
+	}
+	r.tail = index
 	if len(data) == 0 {
 		return
 	}
-	req, ok := h.r.decode(index, data).(*wire.Request)
+	req, ok := r.entries.append(r.id, index, data).(*wire.Request)
 	if !ok {
 		return // a clock entry
 	}
-	if h.r.log.IsLeader() {
-		h.r.logged[req.Op.ID] = index
+	if r.log.IsLeader() {
+		r.logged[req.Op.ID] = index
 	}
-	h.r.proto.Appended(index, req)
+	r.proto.Appended(index, req)
 }
 
-func (h handler) Send(m *raftpb.Message) {
-	h.r.out = append(h.r.out, wire.Envelope{To: wire.NodeID(m.GetTo()), Msg: &wire.Raft{M: m}})
-}
-
-func (h handler) SendAfterWrite(m *raftpb.Message) {
-	h.r.after = append(h.r.after, wire.Envelope{To: wire.NodeID(m.GetTo()), Msg: &wire.Raft{M: m}})
-}
-
-// Apply executes an entry in slot order and, on the leader, answers the
+// apply executes an entry in slot order and, on the leader, answers the
 // client that proposed it.
-func (h handler) Apply(index uint64, data []byte) {
-	r := h.r
+func (r *Replica) apply(index uint64, data []byte) {
 	var req *wire.Request
-	switch m := r.decode(index, data).(type) {
+	switch m := r.entries.apply(r.id, index, data).(type) {
 	case *wire.Request:
 		req = m
 	case *wire.Clock:
@@ -76,31 +80,18 @@ func (h handler) Apply(index uint64, data []byte) {
 	r.maybeCompact()
 }
 
-func (h handler) Restore(index uint64, data []byte) {
+func (r *Replica) restore(index uint64, data []byte) {
 	st, err := kvstore.Restore(data)
 	if err != nil {
-		panic(fmt.Sprintf("replica %d: snapshot %d: %v", h.r.id, index, err))
+		panic(fmt.Sprintf("replica %d: snapshot %d: %v", r.id, index, err))
 	}
-	h.r.store = st
-	h.r.tail = index
+	r.store = st
+	r.tail = index
+	r.entries.restore(index)
 	if !broken.snapshotKeepsTicks {
-		h.r.followClock() // the snapshot's clock replaced the log's
+		r.followClock() // the snapshot's clock replaced the log's
 	}
-	h.r.proto.Restored()
-}
-
-// decode decodes a log entry: a request or a clock entry.
-func (r *Replica) decode(index uint64, data []byte) wire.Message {
-	m, err := wire.Decode(data)
-	if err == nil {
-		switch m.(type) {
-		case *wire.Request, *wire.Clock:
-			return m
-		}
-		err = fmt.Errorf("holds a %v", m.Type())
-	}
-	// Entries are written by this program's leaders only.
-	panic(fmt.Sprintf("replica %d: log entry %d: %v", r.id, index, err))
+	r.proto.Restored()
 }
 
 // trimEvery is at most how many applied entries pass between two trims of
@@ -147,14 +138,14 @@ func (r *Replica) compact() {
 	if r.store.Frozen() {
 		return // the last snapshot is still being encoded; try again next entry
 	}
-	if !r.log.CanCompact() {
+	if !r.log.CanCompact(r.store.Applied()) {
 		return
 	}
 	r.sinceCompact = 0
 	r.proto.Compacting()
 	store := r.store
 	freeze := func() io.WriterTo { return store.Freeze() }
-	if err := r.log.Compact(r.opts.CompactKeep, freeze); err != nil {
+	if err := r.log.Compact(r.store.Applied(), r.opts.CompactKeep, freeze); err != nil {
 		r.opts.Logger.Warn("compact", "err", err)
 	}
 }

@@ -102,6 +102,8 @@ type Replica struct {
 	// tail is the index of the last entry appended, to tell when a new
 	// one replaces entries (Protocol.Replaced).
 	tail uint64
+	// entries holds the entries appended and not applied yet, decoded.
+	entries entries
 
 	sinceCompact uint64
 	// ticks counts this replica's ticks, never behind the log's clock (see
@@ -321,7 +323,9 @@ func (r *Replica) Propose(from wire.NodeID, req *wire.Request) {
 		return // in flight: its reply will follow
 	}
 	r.proposed[req.Op.ID] = struct{}{}
-	r.batch = append(r.batch, wire.Append(nil, req))
+	data := wire.Append(nil, req)
+	r.entries.propose(data, req)
+	r.batch = append(r.batch, data)
 	if len(r.batch) >= r.opts.MaxBatch {
 		r.Flush()
 	}
@@ -351,6 +355,7 @@ func (r *Replica) Flush() {
 	if err := r.log.Propose(r.batch); err != nil {
 		// Lost leadership: the clients will retry with the new leader.
 		r.opts.Logger.Debug("propose", "err", err, "ops", len(r.batch))
+		r.entries.dropProposals()
 	}
 	r.batch = r.batch[:0]
 }
@@ -358,17 +363,19 @@ func (r *Replica) Flush() {
 // Ready implements protocol.Replica.
 func (r *Replica) Ready() protocol.Ready {
 	r.store.Thaw()
-	w, err := r.log.Ready(handler{r})
+	round, err := r.log.Ready()
 	if err != nil {
 		// Raft's storage in memory refused what raft handed it: the core's
 		// state can no longer be trusted.
 		panic(fmt.Sprintf("replica %d: raft ready: %v", r.id, err))
 	}
+	r.take(round)
 	if leading := r.log.IsLeader(); leading != r.wasLeader {
 		r.wasLeader = leading
 		clear(r.logged)
 		if !leading {
 			r.batch = r.batch[:0]
+			r.entries.dropProposals()
 			clear(r.proposed)
 		} else {
 			r.noteLogged()
@@ -378,7 +385,7 @@ func (r *Replica) Ready() protocol.Ready {
 	}
 	r.proto.Settled()
 	r.compactIfDue()
-	rd := protocol.Ready{Messages: r.out, Write: w, After: r.after}
+	rd := protocol.Ready{Messages: r.out, Write: round.Write, After: r.after}
 	r.after = nil // the driver's now
 	return rd
 }
@@ -428,7 +435,7 @@ func (r *Replica) EachUnapplied(fn func(index uint64, req *wire.Request)) {
 		if len(e.GetData()) == 0 {
 			continue
 		}
-		if req, ok := r.decode(e.GetIndex(), e.GetData()).(*wire.Request); ok {
+		if req, ok := decodeEntry(r.id, e.GetIndex(), e.GetData()).(*wire.Request); ok {
 			fn(e.GetIndex(), req)
 		}
 	}
