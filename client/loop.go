@@ -83,9 +83,8 @@ func (l *loop) run(tr *transport.Transport) {
 			l.core.Tick()
 			l.expire(now)
 		}
-		for _, in := range l.inbox.Take() {
-			l.core.Step(in.From, in.Msg)
-		}
+		// Every sender is a replica: the round takes all that waits.
+		round.Take(l.inbox, round.Unlimited, nil, l.core.Step)
 		l.mu.Lock()
 		submits, l.submits = l.submits, submits[:0]
 		cancels, l.cancels = l.cancels, cancels[:0]

@@ -6,6 +6,6 @@
 // A replica's debug address serves /status, Prometheus metrics at /metrics
 // and profiles (DebugHandler). Metrics are read when scraped: the protocol
 // core's are copied out by the replica's own loop between two rounds of
-// work (runtime.Replica.Metrics), the transport's and the disk's from
+// work (node.Node.Metrics), the transport's and the disk's from
 // counters they keep anyway, so monitoring adds nothing to the hot paths.
 package cluster

@@ -130,7 +130,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), coreTimeout)
-	m, err := c.s.Replica.Metrics(ctx)
+	m, err := c.s.Node.Metrics(ctx)
 	cancel()
 	if err == nil {
 		collectCore(ch, m)

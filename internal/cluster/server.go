@@ -14,10 +14,10 @@ import (
 	"github.com/hybridkv/hybridkv/internal/certs"
 	"github.com/hybridkv/hybridkv/internal/config"
 	"github.com/hybridkv/hybridkv/internal/disk"
+	"github.com/hybridkv/hybridkv/internal/node"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/protocols"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
-	"github.com/hybridkv/hybridkv/internal/runtime"
 	"github.com/hybridkv/hybridkv/internal/transport"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
@@ -45,13 +45,13 @@ type ServerStatus struct {
 
 // Server is one replica process's replica and its disk.
 type Server struct {
-	*runtime.Replica
+	*node.Node
 	Disk *disk.Disk
 }
 
 // Run runs the replica until ctx ends, then releases its disk.
 func (s *Server) Run(ctx context.Context) error {
-	err := s.Replica.Run(ctx)
+	err := s.Node.Run(ctx)
 	if cerr := s.Disk.Close(); err == nil {
 		err = cerr
 	}
@@ -84,7 +84,7 @@ func NewServer(cfg *config.Config, id uint64, opts ServerOptions, logger *slog.L
 	if err != nil {
 		return nil, err
 	}
-	var rep *runtime.Replica
+	var rep *node.Node
 	records, err := d.Records()
 	if err == nil {
 		rep, err = newReplica(cfg, self, proto, d, records, tlsCfg, opts.Bootstrap, logger)
@@ -100,11 +100,11 @@ func NewServer(cfg *config.Config, id uint64, opts ServerOptions, logger *slog.L
 		d.Close()
 		return nil, err
 	}
-	return &Server{Replica: rep, Disk: d}, nil
+	return &Server{Node: rep, Disk: d}, nil
 }
 
 func newReplica(cfg *config.Config, self config.Replica, proto protocols.Protocol, d raftlog.Disk,
-	records witness.Log, tlsCfg *transport.TLS, bootstrap bool, logger *slog.Logger) (*runtime.Replica, error) {
+	records witness.Log, tlsCfg *transport.TLS, bootstrap bool, logger *slog.Logger) (*node.Node, error) {
 	id := self.ID
 	site, _ := cfg.SiteIndex(self.Site)
 	var peers []wire.NodeID
@@ -131,7 +131,7 @@ func newReplica(cfg *config.Config, self config.Replica, proto protocols.Protoco
 	if err != nil {
 		return nil, err
 	}
-	return runtime.NewReplica(runtime.ReplicaConfig{
+	return node.New(node.Config{
 		Core: core,
 		Transport: transport.Config{
 			Self:       wire.NodeID(id),

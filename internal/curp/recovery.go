@@ -53,7 +53,7 @@ func (r *Replica) pooled() []witness.Entry {
 func (r *Replica) askPeers(rec *recovery) {
 	for _, p := range r.Peers() {
 		if _, ok := rec.replies[p]; !ok {
-			r.Send(p, &wire.Recover{Term: rec.term})
+			r.SendAfterWrite(p, &wire.Recover{Term: rec.term})
 		}
 	}
 }
@@ -73,7 +73,7 @@ func (r *Replica) onRecover(from wire.NodeID, m *wire.Recover) {
 			rep.PrevWeak[i] = e.PrevWeak
 		}
 	}
-	r.Send(from, rep)
+	r.SendAfterWrite(from, rep)
 }
 
 type run struct {

@@ -270,7 +270,7 @@ func (r *Replica) request(from wire.NodeID, req *wire.Request) {
 		if r.IsLeader() {
 			r.AnswerApplied(from, req)
 		} else {
-			r.Reply(from, &wire.Reply{Kind: wire.ReplyWitness, ID: op.ID, Ok: true,
+			r.ReplyAfterWrite(from, &wire.Reply{Kind: wire.ReplyWitness, ID: op.ID, Ok: true,
 				Incarnation: r.wit.incarnation})
 		}
 		return
@@ -332,7 +332,7 @@ func (r *Replica) replyTo(to wire.NodeID, op *wire.Op, rep *wire.Reply) {
 		r.ReplyNow(to, rep)
 		return
 	}
-	r.Reply(to, rep)
+	r.ReplyAfterWrite(to, rep)
 }
 
 // conflicting returns a pooled record that conflicts with strong op: a

@@ -50,7 +50,7 @@ func (r *Replica) sweepStale() {
 			continue
 		}
 		r.staleForwarded++
-		r.Send(leader, req)
+		r.SendAfterWrite(leader, req)
 	}
 }
 

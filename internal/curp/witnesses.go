@@ -133,7 +133,7 @@ func (r *Replica) finishSyncs() {
 
 func (r *Replica) ackSync(to wire.NodeID, incarnation uint64) {
 	_, term := r.Leader()
-	r.Send(to, &wire.WitnessSyncReply{Term: term, Incarnation: incarnation})
+	r.SendAfterWrite(to, &wire.WitnessSyncReply{Term: term, Incarnation: incarnation})
 }
 
 // onWitnessSyncReply is a leader counting this replica's run.
@@ -159,7 +159,7 @@ func (r *Replica) syncTick() {
 		return
 	}
 	if w.syncAge%r.retryTicks == 0 {
-		r.Send(leader, &wire.WitnessSync{Incarnation: w.incarnation, Complete: w.complete})
+		r.SendAfterWrite(leader, &wire.WitnessSync{Incarnation: w.incarnation, Complete: w.complete})
 	}
 	w.syncAge++
 }

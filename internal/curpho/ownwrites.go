@@ -28,7 +28,7 @@ import (
 // readable reports whether a weak read may go on to the floor gate: the
 // replica holds the session's earlier weak writes and has applied the
 // writes it read on the fast path.
-func (x *Replica) readable(r *curp.Replica, req *wire.Request) bool {
+func (x *Extension) readable(r *curp.Replica, req *wire.Request) bool {
 	for _, id := range req.ReadAfter {
 		if _, outcome := r.Store().Lookup(id); outcome == kvstore.Unknown {
 			return false
@@ -50,7 +50,7 @@ func (x *Replica) readable(r *curp.Replica, req *wire.Request) bool {
 // replica has not applied yet. Those can be thousands per session when
 // nothing commits for a while (no leader, or a leader busy recovering),
 // and every weak read walked all of them.
-func (x *Replica) sessionWritesHere(r *curp.Replica, req *wire.Request) bool {
+func (x *Extension) sessionWritesHere(r *curp.Replica, req *wire.Request) bool {
 	stop, ok := x.chainEnd(r, req.Op.ID.Session, req.PrevWeak)
 	if !ok {
 		return false
@@ -67,7 +67,7 @@ func (x *Replica) sessionWritesHere(r *curp.Replica, req *wire.Request) bool {
 // returns where it ends here: 0, a write known to the store (applied or
 // forgotten) or the first pooled write already marked PrevHere; ok is false
 // when a write of the chain is neither pooled nor known here.
-func (x *Replica) chainEnd(r *curp.Replica, session, seq uint64) (stop uint64, ok bool) {
+func (x *Extension) chainEnd(r *curp.Replica, session, seq uint64) (stop uint64, ok bool) {
 	for seq != 0 {
 		x.work.chainSteps++
 		id := wire.OpID{Session: session, Seq: seq}
@@ -88,7 +88,7 @@ func (x *Replica) chainEnd(r *curp.Replica, session, seq uint64) (stop uint64, o
 
 // serveRead hands a weak read to the floor gate once it is readable, and
 // parks it until then.
-func (x *Replica) serveRead(r *curp.Replica, from wire.NodeID, req *wire.Request) {
+func (x *Extension) serveRead(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	if x.readable(r, req) {
 		x.reads.Serve(r, from, req, x.answerer(r))
 		return
@@ -109,7 +109,7 @@ func (x *Replica) serveRead(r *curp.Replica, from wire.NodeID, req *wire.Request
 // session, just pooled, made readable. Only the session's own reads are
 // looked at: its writes are all a read waits for besides what the replica
 // applies (releaseReads).
-func (x *Replica) releaseWritten(r *curp.Replica, session uint64) {
+func (x *Extension) releaseWritten(r *curp.Replica, session uint64) {
 	if len(x.awaitingWrites[session]) == 0 {
 		return
 	}
@@ -123,7 +123,7 @@ func (x *Replica) releaseWritten(r *curp.Replica, session uint64) {
 
 // releaseSession passes on, in arrival order, the session's parked reads
 // that became readable.
-func (x *Replica) releaseSession(r *curp.Replica, session uint64) {
+func (x *Extension) releaseSession(r *curp.Replica, session uint64) {
 	parked := x.awaitingWrites[session]
 	if len(parked) == 0 {
 		return
@@ -152,7 +152,7 @@ func (x *Replica) releaseSession(r *curp.Replica, session uint64) {
 // releaseReads passes on the parked reads of every session that became
 // readable (the replica applied more), sessions in the order they first
 // parked a read, each session's reads in arrival order.
-func (x *Replica) releaseReads(r *curp.Replica) {
+func (x *Extension) releaseReads(r *curp.Replica) {
 	if x.awaiting == 0 {
 		clear(x.awaitingSessions)
 		x.awaitingSessions = x.awaitingSessions[:0]

@@ -3,6 +3,7 @@ package protocols_test
 import (
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/htclient"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/protocols"
+	"github.com/hybridkv/hybridkv/internal/round"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
@@ -60,7 +62,9 @@ type mutation struct {
 	// expire idle sessions, with an idle spell (see drawProfile).
 	expiryProfile bool
 	// firstKinds draws the swarm profile as it was drawn before the
-	// targeted kinds existed: a replay of a seed that found a bug then.
+	// targeted kinds existed, and steps every message in a round of its
+	// own, as the simulator did then: a replay of a seed that found a bug
+	// then.
 	firstKinds bool
 	// volatile keeps CURP witness records in memory only.
 	volatile bool
@@ -84,6 +88,23 @@ type checked struct {
 	longPartitions, bySnapshot int
 	// sim is the simulation, left where the run ended.
 	sim *sim.Sim
+}
+
+// drawRounds draws how a checked run's loops gather the messages they
+// receive into rounds (sim.Rounds), from a source of its own so that the
+// seed's other draws stay as they were: one run in four steps each
+// message alone, as the simulator long did; in the others a message waits
+// up to 0.2-5 ms for its round, which takes at most 1 to 4,096 clients'
+// messages, 1 to 16 at a time, and every replica's.
+func drawRounds(seed uint64) sim.Rounds {
+	rng := rand.New(rand.NewPCG(seed, 0x7031))
+	if rng.IntN(4) == 0 {
+		return sim.Rounds{}
+	}
+	return sim.Rounds{
+		Window: time.Duration(200+rng.IntN(4800)) * time.Microsecond,
+		Limits: round.Limits{Clients: []int{1, 2, 8, 64, 4096}[rng.IntN(5)], Chunk: []int{1, 4, 16}[rng.IntN(3)]},
+	}
 }
 
 // checkedRun runs a mixed workload on few keys under jitter, loss and
@@ -117,6 +138,9 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	}
 	if prof != nil {
 		prof.configure(&cfg)
+	}
+	if !m.firstKinds {
+		cfg.Rounds = drawRounds(seed)
 	}
 	s, err := sim.New(cfg)
 	require.NoError(t, err)
@@ -182,11 +206,11 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 		w.Idle, w.IdleAfter = prof.idle, w.Ops/2
 	}
 	res, err := s.RunWorkload(w, 5*time.Minute)
-	var log string
+	log := cfg.Rounds.String() + "\n"
 	var longPartitions, bySnapshot int
 	if nem != nil {
 		nem.stop()
-		log = nem.String()
+		log += nem.String()
 		longPartitions, bySnapshot = nem.longPartitions, nem.bySnapshot
 		if *showFaults {
 			t.Logf("seed %d (n=%d) faults:\n%s", seed, n, log)

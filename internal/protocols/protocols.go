@@ -53,8 +53,8 @@ type newReplica = func(protocol.ReplicaConfig, ReplicaOptions) (protocol.Replica
 // gives it.
 var replicas = map[string]newReplica{
 	"curp":    curpFamily(nil),
-	"curp-ht": curpFamily(func() curp.Extension { return curpht.NewReplica() }),
-	"curp-ho": curpFamily(func() curp.Extension { return curpho.NewReplica() }),
+	"curp-ht": curpFamily(func() curp.Extension { return curpht.NewExtension() }),
+	"curp-ho": curpFamily(func() curp.Extension { return curpho.NewExtension() }),
 	"raft": func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
 		return raftkv.NewReplica(cfg, o.smr())
 	},

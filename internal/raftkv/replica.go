@@ -29,7 +29,7 @@ type hooks struct{ r *Replica }
 func (h hooks) Request(from wire.NodeID, req *wire.Request) {
 	r := h.r
 	if !r.IsLeader() {
-		r.Reply(from, &wire.Reply{Kind: wire.ReplyNotLeader, ID: req.Op.ID})
+		r.ReplyAfterWrite(from, &wire.Reply{Kind: wire.ReplyNotLeader, ID: req.Op.ID})
 		return
 	}
 	if !r.AnswerApplied(from, req) {

@@ -15,6 +15,8 @@ const (
 	evCall
 	// evWritten: a replica's disk finished its write.
 	evWritten
+	// evRound: a node runs a round on the messages it has received.
+	evRound
 )
 
 type event struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
+	"github.com/hybridkv/hybridkv/internal/round"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
@@ -57,9 +58,33 @@ type Config struct {
 	// ones make a run's replicas snapshot their state, and a follower that
 	// lags behind more than MemoryKeep entries catch up by snapshot.
 	CompactEvery, CompactKeep, MemoryKeep uint64
+	// Rounds says how a node's loop gathers the messages it receives
+	// into rounds; the zero value steps each message in a round of its
+	// own.
+	Rounds Rounds
 
 	NewReplica ReplicaFactory
 	NewClient  ClientFactory
+}
+
+// Rounds says how the simulated loops gather messages into rounds: a
+// received message waits for a round that starts within Window (drawn
+// from the seed for each round), and the round takes what waits within
+// Limits, as round.Loop does for package node. Logic that runs once
+// a round (a replica's settling of weak reads, a client's fast-path
+// count) then sees several messages at once, in varying numbers. A zero
+// Window steps each message in a round of its own, at once.
+type Rounds struct {
+	Window time.Duration
+	// Limits default to round.Deployed.
+	Limits round.Limits
+}
+
+func (r Rounds) String() string {
+	if r.Window <= 0 {
+		return "rounds of one message"
+	}
+	return fmt.Sprintf("rounds within %v, at most %d clients' messages, %d at a time", r.Window, r.Limits.Clients, r.Limits.Chunk)
 }
 
 // Sim is a simulated cluster. Not safe for concurrent use.
@@ -82,6 +107,9 @@ type Sim struct {
 
 	// OnComplete is called for every completion of a client core.
 	OnComplete func(client wire.NodeID, c clientcore.Completion)
+	// OnDeliver, when set, is called for every message as it reaches a
+	// running node, before the node's round takes it.
+	OnDeliver func(from, to wire.NodeID, m wire.Message)
 
 	Stats Stats
 }
@@ -97,6 +125,12 @@ type node struct {
 	up      bool
 	replica protocol.Replica
 	client  clientcore.Core
+	// inbox holds what the node received for its next round; loop is a
+	// replica's round (see round.Replica).
+	inbox *round.Inbox
+	loop  round.Loop
+	// roundArmed: a round is scheduled for what the inbox holds.
+	roundArmed bool
 	// disk and records are a replica's: they outlive its crashes.
 	disk    *raftlog.MemDisk
 	records *witness.MemLog
@@ -106,8 +140,6 @@ type node struct {
 	// deferred until Resume, as with a SIGSTOPped process.
 	paused   bool
 	deferred []*event
-	// flushArmed: a flush is scheduled for the core's pending operations.
-	flushArmed bool
 	// tick is this node's tick period: clocks drift, so tick rates differ.
 	tick time.Duration
 	// writes holds the rounds whose writes are not durable yet; writing is
@@ -130,6 +162,9 @@ func New(cfg Config) (*Sim, error) {
 	}
 	if cfg.DiskLatency == 0 {
 		cfg.DiskLatency = time.Millisecond
+	}
+	if cfg.Rounds.Limits == (round.Limits{}) {
+		cfg.Rounds.Limits = round.Deployed
 	}
 	s := &Sim{
 		cfg:          cfg,
@@ -194,7 +229,10 @@ func (s *Sim) startReplica(n *node) error {
 	if err != nil {
 		return fmt.Errorf("sim: start replica %d: %w", n.id, err)
 	}
-	n.replica, n.up, n.flushArmed = core, true, false
+	n.replica, n.up = core, true
+	n.inbox = round.NewInbox()
+	n.loop = round.Loop{Core: core, Inbox: n.inbox, Limits: s.cfg.Rounds.Limits, BatchDelay: s.cfg.BatchDelay}
+	n.roundArmed = false
 	n.generation++
 	s.startTimers(n)
 	return nil
@@ -218,7 +256,7 @@ func (s *Sim) Site(id wire.NodeID) uint32 { return s.nodes[id].site }
 // AddClient starts a client process at a site and returns its ID.
 func (s *Sim) AddClient(site uint32) wire.NodeID {
 	id := wire.FirstClientID + wire.NodeID(len(s.nodes))
-	n := &node{id: id, site: site, up: true}
+	n := &node{id: id, site: site, up: true, inbox: round.NewInbox()}
 	n.client = s.cfg.NewClient(id, s.replicas, site)
 	s.nodes[id] = n
 	n.generation++
@@ -414,41 +452,60 @@ func (s *Sim) handle(e *event) {
 		if e.gen != n.generation {
 			return
 		}
-		if n.replica != nil {
-			n.replica.Tick()
-		} else {
-			n.client.Tick()
-		}
 		s.schedule(n.tick, e)
+		s.runRound(n, round.Event{Ticks: 1})
 	case evFlush:
 		if e.gen != n.generation {
 			return
 		}
-		n.flushArmed = false
-		n.replica.Flush()
+		s.runRound(n, round.Event{BatchDue: true})
 	case evWritten:
 		if e.gen != n.generation {
 			return
 		}
 		s.written(n)
+	case evRound:
+		if e.gen != n.generation {
+			return
+		}
+		n.roundArmed = false
+		s.runRound(n, round.Event{})
 	}
-	s.maybeFlush(n)
-	s.drain(n)
 }
 
-// maybeFlush applies the core contract's batching rule (see
-// protocol.Replica.Pending), exactly as the runtime does.
-func (s *Sim) maybeFlush(n *node) {
-	if n.replica == nil || !n.replica.Pending() {
+// runRound runs one round of a node's loop: what package node does
+// when woken (round.Replica), or the client library's loop.
+func (s *Sim) runRound(n *node, ev round.Event) {
+	if n.replica == nil {
+		for range ev.Ticks {
+			n.client.Tick()
+		}
+		round.Take(n.inbox, round.Unlimited, nil, n.client.Step)
+		s.drain(n)
 		return
 	}
-	switch {
-	case s.cfg.BatchDelay <= 0:
-		n.replica.Flush()
-	case !n.flushArmed:
-		n.flushArmed = true
+	rd, arm := n.loop.Round(ev, nil)
+	if arm {
 		s.schedule(s.cfg.BatchDelay, &event{kind: evFlush, node: n.id, gen: n.generation})
 	}
+	s.handOut(n, rd)
+	if n.inbox.Len() > 0 {
+		s.armRound(n) // the round left clients' messages waiting
+	}
+}
+
+// armRound schedules a round for what the node's inbox holds, within the
+// configured window, unless one is scheduled.
+func (s *Sim) armRound(n *node) {
+	if n.roundArmed {
+		return
+	}
+	n.roundArmed = true
+	var after time.Duration
+	if w := s.cfg.Rounds.Window; w > 0 {
+		after = time.Duration(s.rand.Int64N(int64(w)))
+	}
+	s.schedule(after, &event{kind: evRound, node: n.id, gen: n.generation})
 }
 
 func (s *Sim) deliver(n *node, e *event) {
@@ -457,28 +514,33 @@ func (s *Sim) deliver(n *node, e *event) {
 		panic(fmt.Sprintf("sim: message from %d to %d does not decode: %v", e.from, n.id, err))
 	}
 	s.Stats.Delivered++
-	if n.replica != nil {
-		n.replica.Step(e.from, m)
-	} else {
-		n.client.Step(e.from, m)
+	if s.OnDeliver != nil {
+		s.OnDeliver(e.from, n.id, m)
 	}
-}
-
-// drain collects what a core produced and puts it on the network.
-func (s *Sim) drain(n *node) {
-	if n.replica != nil {
-		rd := n.replica.Ready()
-		for _, env := range rd.Messages {
-			s.send(n, env)
-		}
-		now := n.writes.Add(rd)
-		n.replica.Advance()
-		for _, env := range now {
-			s.send(n, env)
-		}
-		s.startWrite(n)
+	n.inbox.Put(e.from, m)
+	if s.cfg.Rounds.Window <= 0 {
+		s.runRound(n, round.Event{})
 		return
 	}
+	s.armRound(n)
+}
+
+// handOut puts what a replica's round produced on the network and its
+// write on the disk's queue, as package node does.
+func (s *Sim) handOut(n *node, rd protocol.Ready) {
+	for _, env := range rd.Messages {
+		s.send(n, env)
+	}
+	now := n.writes.Add(rd)
+	n.replica.Advance()
+	for _, env := range now {
+		s.send(n, env)
+	}
+	s.startWrite(n)
+}
+
+// drain collects what a client core produced and puts it on the network.
+func (s *Sim) drain(n *node) {
 	out, done := n.client.Ready()
 	for _, env := range out {
 		s.send(n, env)
@@ -494,7 +556,7 @@ func (s *Sim) drain(n *node) {
 	}
 }
 
-// startWrite has an idle disk take the rounds waiting, as the runtime's
+// startWrite has an idle disk take the rounds waiting, as the node's
 // writer does.
 func (s *Sim) startWrite(n *node) {
 	if n.busy {
@@ -527,13 +589,14 @@ func (s *Sim) written(n *node) {
 	n.writes.Done(b)
 	for _, env := range b.After {
 		if env.To == n.id {
-			n.replica.Step(n.id, env.Msg)
+			// Raft's news for the replica itself, stepped in its next
+			// round, as the node's writer hands it to the loop.
+			n.inbox.Put(n.id, env.Msg)
 		} else {
 			s.send(n, env)
 		}
 	}
-	s.maybeFlush(n)
-	s.drain(n) // starts the next write
+	s.runRound(n, round.Event{}) // starts the next write
 }
 
 func (s *Sim) send(from *node, env wire.Envelope) {

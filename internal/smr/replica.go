@@ -259,18 +259,18 @@ func (r *Replica) Step(from wire.NodeID, m wire.Message) {
 	}
 }
 
-// Send queues a message to another node. It goes out once what this
+// SendAfterWrite queues a message to another node. It goes out once what this
 // replica has written so far is durable: a protocol's message may vouch for
 // anything the replica holds (a witness's record, a logged operation).
-func (r *Replica) Send(to wire.NodeID, m wire.Message) {
+func (r *Replica) SendAfterWrite(to wire.NodeID, m wire.Message) {
 	r.after = append(r.after, wire.Envelope{To: to, Msg: m})
 }
 
-// Reply sends rep to a client, stamped with this replica's view of the
+// ReplyAfterWrite sends rep to a client, stamped with this replica's view of the
 // leader.
-func (r *Replica) Reply(to wire.NodeID, rep *wire.Reply) {
+func (r *Replica) ReplyAfterWrite(to wire.NodeID, rep *wire.Reply) {
 	r.stamp(rep)
-	r.Send(to, rep)
+	r.SendAfterWrite(to, rep)
 }
 
 // ReplyNow sends rep at once, ahead of the round's write, for a reply that
@@ -300,7 +300,7 @@ func (r *Replica) AnswerApplied(to wire.NodeID, req *wire.Request) bool {
 	case kvstore.Unknown:
 		return false
 	case kvstore.Applied:
-		r.Reply(to, &wire.Reply{Kind: wire.ReplySync, ID: req.Op.ID, Ok: true,
+		r.ReplyAfterWrite(to, &wire.Reply{Kind: wire.ReplySync, ID: req.Op.ID, Ok: true,
 			Found: res.Found, Value: res.Value, Slot: res.Slot})
 	}
 	return true

@@ -1,4 +1,4 @@
-package runtime
+package node
 
 import (
 	"context"
@@ -13,30 +13,13 @@ import (
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
-// clientsPerRound bounds the client messages one round of the loop steps:
-// at the tens of microseconds a request costs, a round stays within about
-// a tenth of a second however many wait, so raft's messages (all of which every round takes) keep
-// flowing while clients flood a replica — a leader's recovery, a restart,
-// thousands of sessions retrying at once. Unbounded, rounds of seconds
-// under 3 x 256 sessions let election timeouts fire one after another.
-const clientsPerRound = 4096
+// roundBudget ends a round once it has spent this long stepping clients'
+// messages (see round.Limits): only between rounds does the loop take a
+// tick and send what the core has to say.
+const roundBudget = 5 * time.Millisecond
 
-// roundBudget and clientChunk bound a round by time as well: the loop
-// takes clients' messages clientChunk at a time, every replica's message
-// that arrived meanwhile with them, and ends the round once it has spent
-// roundBudget. A count alone did not bound it: when a client message costs
-// hundreds of microseconds (CURP-HO replicas holding thousands of weak
-// writes no leader had logged yet), 4,096 of them made a round of a
-// second. Only between rounds does the loop take a tick and send what
-// the core has to say, so raft's heartbeats, votes and acknowledgements
-// waited that long behind client requests, and its election timers fired.
-const (
-	roundBudget = 5 * time.Millisecond
-	clientChunk = 16
-)
-
-// ReplicaConfig describes one replica process's loop.
-type ReplicaConfig struct {
+// Config describes one replica process's loop.
+type Config struct {
 	Core      protocol.Replica
 	Transport transport.Config
 	// Tick is the wall-clock length of one core tick.
@@ -49,9 +32,9 @@ type ReplicaConfig struct {
 	SyncDelay time.Duration
 }
 
-// Replica runs a replica core.
-type Replica struct {
-	cfg    ReplicaConfig
+// Node runs a replica core.
+type Node struct {
+	cfg    Config
 	inbox  *round.Inbox
 	tr     *transport.Transport
 	status atomic.Pointer[protocol.Status]
@@ -65,10 +48,10 @@ type Replica struct {
 	writeWake chan struct{}
 }
 
-// NewReplica opens the replica's transport (it listens at once, so peers and
+// New opens the replica's transport (it listens at once, so peers and
 // clients can connect while the caller gets ready to Run).
-func NewReplica(cfg ReplicaConfig) (*Replica, error) {
-	r := &Replica{cfg: cfg, inbox: round.NewInbox(),
+func New(cfg Config) (*Node, error) {
+	r := &Node{cfg: cfg, inbox: round.NewInbox(),
 		metricsReq: make(chan chan protocol.Metrics), done: make(chan struct{}),
 		writeWake: make(chan struct{}, 1)}
 	tr, err := transport.New(cfg.Transport, r.inbox.Put)
@@ -82,11 +65,11 @@ func NewReplica(cfg ReplicaConfig) (*Replica, error) {
 }
 
 // Transport returns the replica's transport (for its address and stats).
-func (r *Replica) Transport() *transport.Transport { return r.tr }
+func (r *Node) Transport() *transport.Transport { return r.tr }
 
 // Status returns the core's status as of the last loop iteration; safe for
 // concurrent use.
-func (r *Replica) Status() protocol.Status { return *r.status.Load() }
+func (r *Node) Status() protocol.Status { return *r.status.Load() }
 
 // ErrNotRunning is returned by Metrics once Run has returned.
 var ErrNotRunning = errors.New("runtime: replica not running")
@@ -94,7 +77,7 @@ var ErrNotRunning = errors.New("runtime: replica not running")
 // Metrics asks the loop for the core's metrics and waits for the answer, at
 // most until ctx ends: the loop answers between two rounds of work, so a
 // loop stuck in one round shows as a timeout. Safe for concurrent use.
-func (r *Replica) Metrics(ctx context.Context) (protocol.Metrics, error) {
+func (r *Node) Metrics(ctx context.Context) (protocol.Metrics, error) {
 	reply := make(chan protocol.Metrics, 1)
 	select {
 	case r.metricsReq <- reply:
@@ -108,18 +91,18 @@ func (r *Replica) Metrics(ctx context.Context) (protocol.Metrics, error) {
 }
 
 // InboxLen counts the messages received and not yet handed to the core.
-func (r *Replica) InboxLen() int { return r.inbox.Len() }
+func (r *Node) InboxLen() int { return r.inbox.Len() }
 
 // WritesWaiting counts the core's rounds whose disk writes are not done
 // yet, the one being written included; safe for concurrent use. It stays
 // near one while the disk keeps up.
-func (r *Replica) WritesWaiting() int { return r.writes.Len() }
+func (r *Node) WritesWaiting() int { return r.writes.Len() }
 
 // Run drives the core until ctx ends, then closes the transport. The
 // core's disk writes are done by a writer goroutine, so the loop goes on
 // stepping while a sync takes its milliseconds; Run returns once the
 // writer has stopped.
-func (r *Replica) Run(ctx context.Context) error {
+func (r *Node) Run(ctx context.Context) error {
 	defer close(r.done)
 	defer r.tr.Close()
 	writerDone := make(chan struct{})
@@ -129,61 +112,35 @@ func (r *Replica) Run(ctx context.Context) error {
 	defer ticker.Stop()
 	batch := time.NewTimer(time.Hour)
 	batch.Stop()
-	batchArmed := false
-	core := r.cfg.Core
+	loop := round.Loop{Core: r.cfg.Core, Inbox: r.inbox, Limits: round.Deployed, BatchDelay: r.cfg.BatchDelay}
 	for {
+		var ev round.Event
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-r.inbox.Wake():
 		case <-ticker.C:
-			core.Tick()
+			ev.Ticks = 1
 		case <-batch.C:
-			batchArmed = false
-			core.Flush()
+			ev.BatchDue = true
 		case reply := <-r.metricsReq:
-			reply <- core.Metrics()
+			reply <- loop.Core.Metrics()
 			continue
 		}
-		r.stepRound(core)
-		if core.Pending() {
-			switch {
-			case r.cfg.BatchDelay <= 0:
-				core.Flush()
-			case !batchArmed:
-				batch.Reset(r.cfg.BatchDelay)
-				batchArmed = true
-			}
+		start := time.Now()
+		rd, arm := loop.Round(ev, func() bool { return time.Since(start) >= roundBudget })
+		if arm {
+			batch.Reset(r.cfg.BatchDelay)
 		}
-		r.handle(core.Ready())
-		core.Advance()
-		st := core.Status()
+		r.handle(rd)
+		loop.Core.Advance()
+		st := loop.Core.Status()
 		r.status.Store(&st)
 	}
 }
 
-// stepRound steps what the inbox holds: every replica's message, and
-// clients' messages until the round has taken clientsPerRound of them or
-// spent roundBudget. What is left waits for the next round, whose wake-up
-// the inbox posts.
-func (r *Replica) stepRound(core protocol.Replica) {
-	start := time.Now()
-	for taken := 0; taken < clientsPerRound; {
-		msgs := r.inbox.TakeUpTo(min(clientChunk, clientsPerRound-taken))
-		for _, in := range msgs {
-			if in.From.IsClient() {
-				taken++
-			}
-			core.Step(in.From, in.Msg)
-		}
-		if len(msgs) < clientChunk || time.Since(start) >= roundBudget {
-			return
-		}
-	}
-}
-
 // handle sends a round's messages and queues its write.
-func (r *Replica) handle(rd protocol.Ready) {
+func (r *Node) handle(rd protocol.Ready) {
 	r.tr.SendAll(rd.Messages)
 	if now := r.writes.Add(rd); now != nil {
 		r.deliver(now)
@@ -206,7 +163,7 @@ func (r *Replica) handle(rd protocol.Ready) {
 // throughput at 500 µs (six rounds, five won;
 // docs/results/2026-11-24-fsync-cost.md). An idle writer, whose last
 // write had no company, writes at once, so a lone operation pays nothing.
-func (r *Replica) writer(ctx context.Context, done chan<- struct{}) {
+func (r *Node) writer(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
 	var wait *time.Timer
 	for {
@@ -246,7 +203,7 @@ func (r *Replica) writer(ctx context.Context, done chan<- struct{}) {
 
 // deliver sends messages that waited for a write; those to this replica
 // are raft's own news that the write is durable, for the core.
-func (r *Replica) deliver(envs []wire.Envelope) {
+func (r *Node) deliver(envs []wire.Envelope) {
 	self := r.cfg.Transport.Self
 	start := 0
 	for i := range envs {

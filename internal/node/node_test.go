@@ -1,4 +1,4 @@
-package runtime_test
+package node_test
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	"github.com/hybridkv/hybridkv/client"
 	"github.com/hybridkv/hybridkv/internal/cluster"
 	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/node"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
-	"github.com/hybridkv/hybridkv/internal/runtime"
 	"github.com/hybridkv/hybridkv/internal/transport"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -166,25 +166,25 @@ func (c *fakeCore) tickCount() int {
 	return c.ticks
 }
 
-func newFakeReplica(t *testing.T, core *fakeCore, batchDelay time.Duration) *runtime.Replica {
+func newFakeReplica(t *testing.T, core *fakeCore, batchDelay time.Duration) *node.Node {
 	t.Helper()
-	return newFakeReplicaWith(t, core, runtime.ReplicaConfig{BatchDelay: batchDelay})
+	return newFakeReplicaWith(t, core, node.Config{BatchDelay: batchDelay})
 }
 
 // newFakeReplicaWith runs core with cfg's delays.
-func newFakeReplicaWith(t *testing.T, core *fakeCore, cfg runtime.ReplicaConfig) *runtime.Replica {
+func newFakeReplicaWith(t *testing.T, core *fakeCore, cfg node.Config) *node.Node {
 	t.Helper()
 	cfg.Core = core
 	cfg.Transport = transport.Config{Self: replicaID, Listen: "127.0.0.1:0"}
 	cfg.Tick = 5 * time.Millisecond
-	r, err := runtime.NewReplica(cfg)
+	r, err := node.New(cfg)
 	require.NoError(t, err)
 	return r
 }
 
 // dialClient connects a client to r; its replies come on the channel. The
 // caller closes the client.
-func dialClient(t *testing.T, r *runtime.Replica) (*transport.Transport, <-chan *wire.Reply) {
+func dialClient(t *testing.T, r *node.Node) (*transport.Transport, <-chan *wire.Reply) {
 	t.Helper()
 	replies := make(chan *wire.Reply, 16)
 	cl, err := transport.New(transport.Config{
@@ -202,7 +202,7 @@ func dialClient(t *testing.T, r *runtime.Replica) (*transport.Transport, <-chan 
 
 // run starts r and returns a function that stops it and waits for Run's
 // result.
-func run(t *testing.T, r *runtime.Replica) (stop func() error) {
+func run(t *testing.T, r *node.Node) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	res := make(chan error, 1)
@@ -385,7 +385,7 @@ func TestSyncDelayGathersRoundsOnlyUnderLoad(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	const delay = 400 * time.Millisecond
 	core := &fakeCore{slowDisk: newGate()}
-	r := newFakeReplicaWith(t, core, runtime.ReplicaConfig{SyncDelay: delay})
+	r := newFakeReplicaWith(t, core, node.Config{SyncDelay: delay})
 	stop := run(t, r)
 	cl, replies := dialClient(t, r)
 	defer cl.Close()

@@ -1,4 +1,4 @@
-package runtime_test
+package node_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hybridkv/hybridkv/internal/runtime"
+	"github.com/hybridkv/hybridkv/internal/node"
 )
 
 // TestReplicaMetricsComeFromTheLoop: the loop answers metric requests, many
@@ -40,5 +40,5 @@ func TestReplicaMetricsComeFromTheLoop(t *testing.T) {
 	require.NoError(t, stop())
 
 	_, err = r.Metrics(context.Background())
-	require.ErrorIs(t, err, runtime.ErrNotRunning)
+	require.ErrorIs(t, err, node.ErrNotRunning)
 }

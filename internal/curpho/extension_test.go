@@ -15,9 +15,9 @@ import (
 // newFollower returns a CURP-HO replica of a three-replica cluster that has
 // no leader yet: nothing it pools is logged or applied, as when clients
 // write before the first election or while a leader recovers.
-func newFollower(t *testing.T) (*curp.Replica, *Replica) {
+func newFollower(t *testing.T) (*curp.Replica, *Extension) {
 	t.Helper()
-	x := NewReplica()
+	x := NewExtension()
 	r, err := curp.NewReplica(protocol.ReplicaConfig{
 		ID: 2, Peers: []wire.NodeID{1, 2, 3}, ElectionTicks: 50, HeartbeatTicks: 5,
 		Rand: rand.New(rand.NewPCG(1, 2)), Disk: raftlog.NewMemDisk(), Bootstrap: true,

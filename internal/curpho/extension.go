@@ -11,9 +11,9 @@ import (
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
 
-// Replica is CURP-HO's extension of a CURP replica. It holds the leader's
+// Extension is CURP-HO's extension of a CURP replica. It holds the leader's
 // operations waiting for their session's previous weak write to be logged.
-type Replica struct {
+type Extension struct {
 	held map[wire.OpID][]heldRequest // keyed by the weak write they wait for
 	// awaitingWrites are weak reads waiting for their session's earlier
 	// weak writes to arrive (see sessionWritesHere), by session, each
@@ -43,17 +43,17 @@ type heldRequest struct {
 	req  *wire.Request
 }
 
-var _ curp.Extension = (*Replica)(nil)
+var _ curp.Extension = (*Extension)(nil)
 
-// NewReplica returns the extension for one replica.
-func NewReplica() *Replica {
-	return &Replica{held: make(map[wire.OpID][]heldRequest), reads: readgate.New(),
+// NewExtension returns the extension for one replica.
+func NewExtension() *Extension {
+	return &Extension{held: make(map[wire.OpID][]heldRequest), reads: readgate.New(),
 		awaitingWrites: make(map[uint64][]heldRequest)}
 }
 
 // Weak pools a weak write everywhere, acknowledges it from the bound
 // replica and logs it on the leader; the bound replica answers weak reads.
-func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
+func (x *Extension) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	op := &req.Op
 	if !op.Kind.IsWrite() {
 		if req.Flags&wire.FlagReplyWanted != 0 {
@@ -64,7 +64,7 @@ func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	r.Pool().Add(op, req.PrevWeak)
 	x.releaseWritten(r, op.ID.Session)
 	if req.Flags&wire.FlagReplyWanted != 0 {
-		r.Reply(from, &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true})
+		r.ReplyAfterWrite(from, &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true})
 	}
 	if r.IsLeader() && x.Admit(r, from, req) {
 		x.propose(r, from, req)
@@ -73,7 +73,7 @@ func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 
 // weakRead answers from the session's latest pooled earlier weak write on
 // the key, else from the applied state. ReadDep names the pooled write it returned.
-func (x *Replica) weakRead(r *curp.Replica, op *wire.Op) *wire.Reply {
+func (x *Extension) weakRead(r *curp.Replica, op *wire.Op) *wire.Reply {
 	// Only weak writes the session issued before the read. A later write
 	// is not in the read's causal past. A pending strong write is not
 	// ordered with the session's weak writes (PrevWeak chains weak writes
@@ -109,7 +109,7 @@ func latestOwnWrite(pool *witness.Pool, op *wire.Op, work *work) *witness.Record
 
 // Admit holds a request back until the session's previous weak write is
 // logged, so the log keeps each session's order.
-func (x *Replica) Admit(r *curp.Replica, from wire.NodeID, req *wire.Request) bool {
+func (x *Extension) Admit(r *curp.Replica, from wire.NodeID, req *wire.Request) bool {
 	if req.PrevWeak == 0 {
 		return true
 	}
@@ -127,7 +127,7 @@ func (x *Replica) Admit(r *curp.Replica, from wire.NodeID, req *wire.Request) bo
 // hold queues h until prev is logged, once: a client's retry or a stale
 // record handed over again replaces the queued request (keeping a client
 // to answer), so retries do not pile up behind a write that never comes.
-func (x *Replica) hold(prev wire.OpID, h heldRequest) {
+func (x *Extension) hold(prev wire.OpID, h heldRequest) {
 	hs := x.held[prev]
 	for i := range hs {
 		if hs[i].req.Op.ID == h.req.Op.ID {
@@ -141,7 +141,7 @@ func (x *Replica) hold(prev wire.OpID, h heldRequest) {
 }
 
 // propose logs req and then whatever waited for it.
-func (x *Replica) propose(r *curp.Replica, from wire.NodeID, req *wire.Request) {
+func (x *Extension) propose(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	r.Propose(from, req)
 	waiting := x.held[req.Op.ID]
 	delete(x.held, req.Op.ID)
@@ -152,7 +152,7 @@ func (x *Replica) propose(r *curp.Replica, from wire.NodeID, req *wire.Request) 
 
 // Conflicts: only strong operations conflict at witnesses; pooled weak
 // writes are reported as dependencies instead.
-func (*Replica) Conflicts(rec *witness.Record, _ *wire.Op) bool {
+func (*Extension) Conflicts(rec *witness.Record, _ *wire.Op) bool {
 	return rec.Op.Level == wire.Strong
 }
 
@@ -160,7 +160,7 @@ func (*Replica) Conflicts(rec *witness.Record, _ *wire.Op) bool {
 // earlier weak writes applied here and, for a read, the latest pooled weak
 // write on the key: at a witness the latest to arrive, at the leader the
 // latest its log holds ahead of the read, whose value the leader returns.
-func (x *Replica) Annotate(r *curp.Replica, op *wire.Op, rep *wire.Reply) {
+func (x *Extension) Annotate(r *curp.Replica, op *wire.Op, rep *wire.Reply) {
 	r.Pool().Session(op.ID.Session, func(rec *witness.Record) {
 		if rec.Op.Level == wire.Weak && rec.Op.Kind.IsWrite() {
 			rep.Deps = append(rep.Deps, rec.Op.ID.Seq)
@@ -195,7 +195,7 @@ func (x *Replica) Annotate(r *curp.Replica, op *wire.Op, rep *wire.Reply) {
 // that earlier write would hold dep back for it and replay the read, which
 // returned dep's value, before dep. Its session's id with sequence 0 never
 // matches the leader's dependency, nor the absence of one.
-func (x *Replica) witnessedDep(r *curp.Replica, dep *witness.Record) wire.OpID {
+func (x *Extension) witnessedDep(r *curp.Replica, dep *witness.Record) wire.OpID {
 	if _, ok := x.chainEnd(r, dep.Op.ID.Session, dep.PrevWeak); !ok {
 		return wire.OpID{Session: dep.Op.ID.Session}
 	}
@@ -252,7 +252,7 @@ func isWeakWrite(rec *witness.Record) bool {
 
 // Applied notes the entry for the weak reads' gate and releases what
 // waited for an operation a previous leader logged.
-func (x *Replica) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kvstore.Result) {
+func (x *Extension) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kvstore.Result) {
 	x.reads.Applied(index, &req.Op)
 	if !r.IsLeader() {
 		// Only a leader holds requests; a deposed one's clients retry
@@ -270,10 +270,10 @@ func (x *Replica) Applied(r *curp.Replica, index uint64, req *wire.Request, _ kv
 	}
 }
 
-func (x *Replica) answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, readgate.Verdict) {
+func (x *Extension) answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, readgate.Verdict) {
 	return func(from wire.NodeID, req *wire.Request, v readgate.Verdict) {
 		if v == readgate.Lost {
-			r.Reply(from, wire.LostReply(req.Op.ID))
+			r.ReplyAfterWrite(from, wire.LostReply(req.Op.ID))
 			return
 		}
 		rep := x.weakRead(r, &req.Op)
@@ -288,19 +288,19 @@ func (x *Replica) answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, rea
 		}
 		// The session's own pooled write: durable here only with the
 		// round's write.
-		r.Reply(from, rep)
+		r.ReplyAfterWrite(from, rep)
 	}
 }
 
 // Appended notes the entry for the weak reads' gate.
-func (x *Replica) Appended(_ *curp.Replica, index uint64, req *wire.Request) {
+func (x *Extension) Appended(_ *curp.Replica, index uint64, req *wire.Request) {
 	x.reads.Appended(index, &req.Op)
 }
 
 // Settled answers the weak reads that the round's entries let go: those
 // whose session's writes are now applied, and those whose floor the log
 // reached. Once a round, since each release looks at every waiting read.
-func (x *Replica) Settled(r *curp.Replica) {
+func (x *Extension) Settled(r *curp.Replica) {
 	if applied := r.Store().Applied(); applied != x.readableAt {
 		x.readableAt = applied
 		x.releaseReads(r)
@@ -310,14 +310,14 @@ func (x *Replica) Settled(r *curp.Replica) {
 
 // LeaderPools implements curp.Extension: a CURP-HO leader pools a weak
 // write when it arrives, before it can log it.
-func (*Replica) LeaderPools() bool { return true }
+func (*Extension) LeaderPools() bool { return true }
 
 // ReadsShowPool implements curp.Extension: a read learns the pooled weak
 // write it depends on, which must be durable before the read is answered.
-func (*Replica) ReadsShowPool() bool { return true }
+func (*Extension) ReadsShowPool() bool { return true }
 
 // Metrics implements curp.Extension.
-func (x *Replica) Metrics(m *protocol.CURPMetrics) {
+func (x *Extension) Metrics(m *protocol.CURPMetrics) {
 	m.ParkedReads = x.reads.Parked() + x.awaiting
 	for _, hs := range x.held {
 		m.HeldRequests += len(hs)

@@ -9,27 +9,27 @@ import (
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
 
-// Replica is CURP-HT's extension of a CURP replica: it holds the weak
+// Extension is CURP-HT's extension of a CURP replica: it holds the weak
 // reads waiting for the replica to catch up with their session.
-type Replica struct {
+type Extension struct {
 	reads *readgate.Gate
 }
 
-var _ curp.Extension = (*Replica)(nil)
+var _ curp.Extension = (*Extension)(nil)
 
-// NewReplica returns the extension for one replica.
-func NewReplica() *Replica { return &Replica{reads: readgate.New()} }
+// NewExtension returns the extension for one replica.
+func NewExtension() *Extension { return &Extension{reads: readgate.New()} }
 
 // Weak logs a weak write on the leader and answers a weak read from the
 // applied state, once that reflects the session's floor.
-func (x *Replica) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
+func (x *Extension) Weak(r *curp.Replica, from wire.NodeID, req *wire.Request) {
 	op := &req.Op
 	if !op.Kind.IsWrite() {
 		x.reads.Serve(r, from, req, answerer(r))
 		return
 	}
 	if !r.IsLeader() {
-		r.Reply(from, &wire.Reply{Kind: wire.ReplyNotLeader, ID: op.ID})
+		r.ReplyAfterWrite(from, &wire.Reply{Kind: wire.ReplyNotLeader, ID: op.ID})
 		return
 	}
 	r.Propose(from, req)
@@ -52,35 +52,35 @@ func answerer(r *curp.Replica) func(wire.NodeID, *wire.Request, readgate.Verdict
 
 // Conflicts: every unapplied operation on the leader counts, weak writes
 // included, so a strong read behind a pending weak write waits for it.
-func (*Replica) Conflicts(*witness.Record, *wire.Op) bool { return true }
+func (*Extension) Conflicts(*witness.Record, *wire.Op) bool { return true }
 
 // Admit: strong operations need no ordering beyond CURP's.
-func (*Replica) Admit(*curp.Replica, wire.NodeID, *wire.Request) bool { return true }
+func (*Extension) Admit(*curp.Replica, wire.NodeID, *wire.Request) bool { return true }
 
 // Annotate adds nothing to CURP's replies.
-func (*Replica) Annotate(*curp.Replica, *wire.Op, *wire.Reply) {}
+func (*Extension) Annotate(*curp.Replica, *wire.Op, *wire.Reply) {}
 
 // Applied notes the entry for the weak reads' gate.
-func (x *Replica) Applied(_ *curp.Replica, index uint64, req *wire.Request, _ kvstore.Result) {
+func (x *Extension) Applied(_ *curp.Replica, index uint64, req *wire.Request, _ kvstore.Result) {
 	x.reads.Applied(index, &req.Op)
 }
 
 // Appended notes the entry for the weak reads' gate.
-func (x *Replica) Appended(_ *curp.Replica, index uint64, req *wire.Request) {
+func (x *Extension) Appended(_ *curp.Replica, index uint64, req *wire.Request) {
 	x.reads.Appended(index, &req.Op)
 }
 
 // Settled answers the weak reads whose floor the round's entries reached:
 // once a round, since each release looks at every waiting read (after
 // every entry, at 3 x 128 sessions it took half a replica's time).
-func (x *Replica) Settled(r *curp.Replica) { x.reads.Release(r, answerer(r)) }
+func (x *Extension) Settled(r *curp.Replica) { x.reads.Release(r, answerer(r)) }
 
 // LeaderPools implements curp.Extension: a CURP-HT leader pools what it
 // logs only.
-func (*Replica) LeaderPools() bool { return false }
+func (*Extension) LeaderPools() bool { return false }
 
 // ReadsShowPool implements curp.Extension: CURP-HT annotates nothing.
-func (*Replica) ReadsShowPool() bool { return false }
+func (*Extension) ReadsShowPool() bool { return false }
 
 // Metrics implements curp.Extension.
-func (x *Replica) Metrics(m *protocol.CURPMetrics) { m.ParkedReads = x.reads.Parked() }
+func (x *Extension) Metrics(m *protocol.CURPMetrics) { m.ParkedReads = x.reads.Parked() }
