@@ -4,6 +4,8 @@ package protocols_test
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/protocols"
+	"github.com/hybridkv/hybridkv/internal/scenario"
 	"github.com/hybridkv/hybridkv/internal/smr"
 )
 
@@ -136,6 +139,26 @@ func TestFaultsCatchMutations(t *testing.T) {
 				}
 			}
 			t.Fatalf("%d seeds of %s with %q checked clean", tc.seeds, tc.protocol, tc.mutation)
+		})
+	}
+}
+
+// TestScenarioFilesCatchMutations: the scenario files written for a fixed
+// bug fail, by the checker's verdict, when the bug is put back.
+func TestScenarioFilesCatchMutations(t *testing.T) {
+	cases := []struct{ mutation, file string }{
+		{"any-term", "../curp/testdata/scenarios/deposed_leader.txt"},
+		{"replay-unordered", "../curpho/testdata/scenarios/replay_session_order.txt"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.mutation, func(t *testing.T) {
+			require.Empty(t, scenario.Mismatches(t, tc.file), "the file fails without the mutation")
+			require.NoError(t, curp.Break(tc.mutation))
+			defer curp.Repair()
+			diffs := scenario.Mismatches(t, tc.file)
+			i := slices.IndexFunc(diffs, func(d string) bool { return strings.Contains(d, ": check\n") })
+			require.GreaterOrEqual(t, i, 0, "the checker found nothing with %q: %v", tc.mutation, diffs)
+			t.Logf("caught: %s", diffs[i])
 		})
 	}
 }

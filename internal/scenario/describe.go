@@ -1,0 +1,53 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// describeOp names an operation: its id, what it does, its level.
+func describeOp(id wire.OpID, op *wire.Op) string {
+	what := fmt.Sprintf("get %d", op.Key)
+	if op.Kind.IsWrite() {
+		what = fmt.Sprintf("put %d=%q", op.Key, op.Value)
+	}
+	return fmt.Sprintf("%d#%d %s %s", id.Session, id.Seq, what, op.Level)
+}
+
+// describe is a message in one line, what a reader of a scenario needs.
+func describe(m wire.Message) string {
+	switch m := m.(type) {
+	case *wire.Request:
+		var b strings.Builder
+		b.WriteString("request " + describeOp(m.Op.ID, &m.Op))
+		if m.PrevWeak != 0 {
+			fmt.Fprintf(&b, " after #%d", m.PrevWeak)
+		}
+		if m.Flags&wire.FlagRetry != 0 {
+			b.WriteString(" retry")
+		}
+		return b.String()
+	case *wire.Reply:
+		ok := "ok"
+		if !m.Ok {
+			ok = "refused"
+		}
+		s := fmt.Sprintf("reply %s %d#%d %s term %d", m.Kind, m.ID.Session, m.ID.Seq, ok, m.Term)
+		if m.Slot != 0 {
+			s += fmt.Sprintf(" slot %d", m.Slot)
+		}
+		return s
+	case *wire.Raft:
+		s := fmt.Sprintf("raft %v term %d", m.M.GetType(), m.M.GetTerm())
+		if n := len(m.M.GetEntries()); n > 0 {
+			s += fmt.Sprintf(" entries %d..%d", m.M.GetEntries()[0].GetIndex(), m.M.GetEntries()[n-1].GetIndex())
+		}
+		if c := m.M.GetCommit(); c != 0 {
+			s += fmt.Sprintf(" commit %d", c)
+		}
+		return s
+	}
+	return m.Type().String()
+}
