@@ -26,8 +26,13 @@ var swarmMutationCount = flag.Bool("swarm-mutation-count", false,
 func TestSwarmCatchesMutations(t *testing.T) {
 	cases := []swarmCase{
 		{"vote-ties", "curp-ho", []int{5}, curp.Break, curp.Repair},
+		// The snapshot lives in the replicated state machine every protocol
+		// shares. On CURP-HO the swarm reaches it about once in a hundred
+		// seeds (4 runs of 400 since checked runs draw multi-message
+		// rounds, the first at seed 208, a stall), too rarely for the CI
+		// seeds; TestScenariosCatchSMRMutations catches it on every
+		// protocol.
 		{"snapshot-keeps-ticks", "raft", []int{3, 5}, smr.Break, smr.Repair},
-		{"snapshot-keeps-ticks", "curp-ho", []int{3, 5}, smr.Break, smr.Repair},
 	}
 	seeds := uint64(*faultSeeds)
 	if raceDetector {
