@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hybridkv/hybridkv/internal/clientcore"
+	"github.com/hybridkv/hybridkv/internal/config"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/round"
@@ -36,9 +37,12 @@ type Config struct {
 	Seed     uint64
 	Replicas int
 	// ReplicaSites[i] is the site of replica i+1 (default: site i).
-	ReplicaSites                  []uint32
-	Network                       Network
-	Tick                          time.Duration // default 10ms
+	ReplicaSites []uint32
+	Network      Network
+	// Tick defaults to the deployed tick; ElectionTicks and
+	// HeartbeatTicks to shorter timeouts than deployed (see
+	// simElectionTicks).
+	Tick                          time.Duration
 	BatchDelay                    time.Duration // 0 flushes after every step
 	ElectionTicks, HeartbeatTicks int
 	// DiskLatency is how long a replica's disk takes to make a write
@@ -86,6 +90,20 @@ func (r Rounds) String() string {
 	}
 	return fmt.Sprintf("rounds within %v, at most %d clients' messages, %d at a time", r.Window, r.Limits.Clients, r.Limits.Chunk)
 }
+
+// The simulator's timing is the deployed configuration's (config.Default:
+// its tick, batch delay left to the caller) but for leader election: a
+// deployed cluster waits 50 ticks before campaigning and heartbeats every
+// 5, about ten and one round trips of its 25 ms WAN, so that a leader busy
+// snapshotting is not deposed. A simulated run waits 10 and heartbeats
+// every tick: its faults last hundreds of milliseconds of virtual time,
+// and with the deployed timeouts a run would mostly wait for elections
+// instead of going through several. Tests that need the deployed timing
+// set ElectionTicks and HeartbeatTicks.
+const (
+	simElectionTicks  = 10
+	simHeartbeatTicks = 1
+)
 
 // Sim is a simulated cluster. Not safe for concurrent use.
 type Sim struct {
@@ -151,14 +169,15 @@ type node struct {
 
 // New builds a cluster of replicas 1..N, started and bootstrapped.
 func New(cfg Config) (*Sim, error) {
+	deployed := config.Default().Raft
 	if cfg.Tick == 0 {
-		cfg.Tick = 10 * time.Millisecond
+		cfg.Tick = deployed.Tick()
 	}
 	if cfg.ElectionTicks == 0 {
-		cfg.ElectionTicks = 10
+		cfg.ElectionTicks = simElectionTicks
 	}
 	if cfg.HeartbeatTicks == 0 {
-		cfg.HeartbeatTicks = 1
+		cfg.HeartbeatTicks = simHeartbeatTicks
 	}
 	if cfg.DiskLatency == 0 {
 		cfg.DiskLatency = time.Millisecond
