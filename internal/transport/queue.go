@@ -19,7 +19,7 @@ const retainCap = 4 << 20
 func (c *conn) send(m wire.Message) bool {
 	c.mu.Lock()
 	wasEmpty := c.emptyLocked()
-	ok := c.appendLocked(m, c.clock(), 0)
+	ok := c.appendLocked(m, nil, c.clock(), 0)
 	c.mu.Unlock()
 	if ok && wasEmpty {
 		c.notify()
@@ -37,7 +37,7 @@ func (c *conn) sendDelayed(m wire.Message, extra time.Duration) bool {
 	if extra > 0 && !c.delayed {
 		c.startDelayingLocked()
 	}
-	ok := c.appendLocked(m, c.clock(), extra)
+	ok := c.appendLocked(m, nil, c.clock(), extra)
 	c.mu.Unlock()
 	if ok && wasEmpty {
 		c.notify()
@@ -55,8 +55,9 @@ func (c *conn) startDelayingLocked() {
 	}
 }
 
-// sendMatching queues, under one lock, every envelope addressed to to.
-func (c *conn) sendMatching(envs []wire.Envelope, to wire.NodeID) (sent, dropped int) {
+// sendMatching queues, under one lock, every envelope addressed to to;
+// frames, when not nil, holds some of their messages already encoded.
+func (c *conn) sendMatching(envs []wire.Envelope, frames [][]byte, to wire.NodeID) (sent, dropped int) {
 	c.mu.Lock()
 	wasEmpty := c.emptyLocked()
 	now := c.clock()
@@ -64,7 +65,11 @@ func (c *conn) sendMatching(envs []wire.Envelope, to wire.NodeID) (sent, dropped
 		if envs[i].To != to {
 			continue
 		}
-		if c.appendLocked(envs[i].Msg, now, 0) {
+		var frame []byte
+		if frames != nil {
+			frame = frames[i]
+		}
+		if c.appendLocked(envs[i].Msg, frame, now, 0) {
 			sent++
 		} else {
 			dropped++
@@ -92,12 +97,18 @@ func (c *conn) clock() time.Duration {
 // for the first of them.
 func (c *conn) emptyLocked() bool { return c.off == len(c.buf) }
 
-func (c *conn) appendLocked(m wire.Message, now, extra time.Duration) bool {
+// appendLocked queues m, whose frame is frame when the caller encoded it
+// already (nil: encoded here), and reports whether it was accepted.
+func (c *conn) appendLocked(m wire.Message, frame []byte, now, extra time.Duration) bool {
 	if c.closed || len(c.buf)-c.off >= maxPending {
 		return false
 	}
 	start := len(c.buf)
-	c.buf = wire.AppendFrame(c.buf, m)
+	if frame != nil {
+		c.buf = append(c.buf, frame...)
+	} else {
+		c.buf = wire.AppendFrame(c.buf, m)
+	}
 	if c.delayed {
 		due := now + extra
 		if d := c.t.cfg.Delay; d != nil {
