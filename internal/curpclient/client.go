@@ -57,13 +57,17 @@ type Client struct {
 	// last message from it.
 	ticks uint64
 	heard map[wire.NodeID]uint64
+	// retries holds the operations in flight in the order they come up
+	// for a re-send (see retryLater).
+	retries []retry
 	clientcore.Outbox
 }
 
 // Pending is an operation in flight.
 type Pending struct {
 	Req wire.Request
-	age int
+	// dueAt is the tick at which it is re-sent if still unanswered.
+	dueAt uint64
 	// Targets are the replicas the operation is (re)sent to.
 	Targets []wire.NodeID
 	// Spec is the leader's ok speculative reply and SpecFrom its sender.
@@ -97,6 +101,24 @@ func New(cfg Config) *Client {
 	}
 }
 
+// retry is an operation's place in the re-send queue; an entry whose
+// operation completed, or was re-sent since, is skipped when it comes up.
+type retry struct {
+	p     *Pending
+	dueAt uint64
+}
+
+// retryLater schedules p's re-send retryTicks from now. The queue is in
+// due order, as every entry is due retryTicks after it was queued, so a
+// tick looks only at what is due (and the entries of operations completed
+// meanwhile), not at every operation in flight.
+func (c *Client) retryLater(p *Pending) {
+	p.dueAt = c.ticks + uint64(c.retryTicks)
+	// Taken from the front, appended at the back: the array's consumed
+	// front goes when append next moves it.
+	c.retries = append(c.retries, retry{p, p.dueAt})
+}
+
 // Now is the client's clock: the number of ticks so far.
 func (c *Client) Now() uint64 { return c.ticks }
 
@@ -112,6 +134,7 @@ func (c *Client) Submit(sess uint64, op wire.Op) wire.OpID {
 	op.ID = c.sessions.Start(sess)
 	p := &Pending{Req: wire.Request{Op: op, AckedBelow: c.sessions.AckedBelow(sess)}, Targets: c.replicas}
 	c.pending[op.ID] = p
+	c.retryLater(p)
 	if c.ext != nil {
 		c.ext.Prepare(c, p)
 	}
@@ -157,12 +180,16 @@ func (c *Client) Cancel(id wire.OpID) {
 func (c *Client) Tick() {
 	c.ticks++
 	var due []*Pending
-	for _, p := range c.pending {
-		p.age++
-		if p.age >= c.retryTicks {
-			p.age = 0
+	for len(c.retries) > 0 && c.retries[0].dueAt <= c.ticks {
+		r := c.retries[0]
+		c.retries[0] = retry{}
+		c.retries = c.retries[1:]
+		if p := c.pending[r.p.Req.Op.ID]; p == r.p && p.dueAt == r.dueAt {
 			due = append(due, p)
 		}
+	}
+	for _, p := range due {
+		c.retryLater(p)
 	}
 	slices.SortFunc(due, func(a, b *Pending) int { return a.Req.Op.ID.Compare(b.Req.Op.ID) })
 	for _, p := range due {
