@@ -72,7 +72,7 @@ func (r *Node) Transport() *transport.Transport { return r.tr }
 func (r *Node) Status() protocol.Status { return *r.status.Load() }
 
 // ErrNotRunning is returned by Metrics once Run has returned.
-var ErrNotRunning = errors.New("runtime: replica not running")
+var ErrNotRunning = errors.New("node: replica not running")
 
 // Metrics asks the loop for the core's metrics and waits for the answer, at
 // most until ctx ends: the loop answers between two rounds of work, so a

@@ -144,7 +144,7 @@ type node struct {
 	replica protocol.Replica
 	client  clientcore.Core
 	// inbox holds what the node received for its next round; loop is a
-	// replica's round (see round.Replica).
+	// replica's round (see round.Loop).
 	inbox *round.Inbox
 	loop  round.Loop
 	// roundArmed: a round is scheduled for what the inbox holds.
@@ -493,7 +493,7 @@ func (s *Sim) handle(e *event) {
 }
 
 // runRound runs one round of a node's loop: what package node does
-// when woken (round.Replica), or the client library's loop.
+// when woken (round.Loop), or the client library's loop.
 func (s *Sim) runRound(n *node, ev round.Event) {
 	if n.replica == nil {
 		for range ev.Ticks {
