@@ -58,32 +58,25 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 
 var (
 	// The core's view, copied out by the replica's loop (protocol.Metrics).
-	descTerm           = desc("raft_term", "Current raft term.")
-	descLeader         = desc("raft_leader_id", "ID of the replica this one believes leads; 0 when none is known.")
-	descIsLeader       = desc("raft_is_leader", "1 if this replica leads, else 0.")
-	descLeaderChanges  = desc("raft_leader_changes_total", "Times this replica learned of a leader (a new one, or the same one after an election).")
-	descCommit         = desc("raft_commit_index", "Highest log index known committed.")
-	descApplied        = desc("raft_applied_index", "Highest log index applied to the key-value state.")
-	descApplyLag       = desc("raft_apply_lag_entries", "Committed entries not yet applied here (commit index minus applied index).")
-	descMatch          = desc("raft_follower_match_index", "On the leader: highest log index known replicated on each follower.", "peer")
-	descFollowerLag    = desc("raft_follower_lag_entries", "On the leader: its commit index minus each follower's match index.", "peer")
-	descLogEntries     = desc("raft_log_entries", "Raft log entries held in memory (compaction drops the older ones).")
-	descLastIndex      = desc("raft_last_index", "Index of the last entry in the raft log.")
-	descBatch          = desc("proposal_batch_ops", "Operations gathered for the next proposal batch, not yet proposed.")
-	descInFlight       = desc("proposals_in_flight_ops", "Operations this leader proposed and has not applied.")
-	descAwaiting       = desc("replies_awaited_ops", "Operations whose client is to be answered when they apply.")
-	descKeys           = desc("store_keys", "Keys in the applied key-value state.")
-	descSessions       = desc("session_table_sessions", "Client sessions in the session table: those that applied an operation within the session expiry.")
-	descExpired        = desc("session_table_expired_total", "Sessions the session table forgot for being idle longer than the session expiry.")
-	descReplies        = desc("session_table_replies", "Results the session table keeps for duplicate detection.")
-	descWitness        = desc("witness_pool_records", "CURP witness pool size: unsynced operations' records on a follower, appended but unapplied operations on the leader.")
-	descRecovering     = desc("curp_recovering", "1 while a new CURP leader replays the witnesses' records.")
-	descRecoveryWait   = desc("curp_recovery_waiting_requests", "Requests held until the leader's recovery ends.")
-	descStaleForwarded = desc("witness_stale_records_forwarded_total", "Witness records held past the stale age and handed to the leader to log (see the curp package's sweepStale).")
-	descStaleLogged    = desc("witness_stale_records_logged_total", "Stale witness records this replica logged as leader: operations whose clients gave up before they reached the log.")
-	descHeld           = desc("curp_held_requests", "Requests a CURP-HO leader holds until their session's previous weak write is logged.")
-	descParked         = desc("curp_parked_reads", "Weak reads waiting for this replica to reach their causal floor.")
-	descTimeouts       = desc("core_metrics_timeouts_total", "Scrapes that found the replica's loop too busy to report the core's metrics in time.")
+	descTerm          = desc("raft_term", "Current raft term.")
+	descLeader        = desc("raft_leader_id", "ID of the replica this one believes leads; 0 when none is known.")
+	descIsLeader      = desc("raft_is_leader", "1 if this replica leads, else 0.")
+	descLeaderChanges = desc("raft_leader_changes_total", "Times this replica learned of a leader (a new one, or the same one after an election).")
+	descCommit        = desc("raft_commit_index", "Highest log index known committed.")
+	descApplied       = desc("raft_applied_index", "Highest log index applied to the key-value state.")
+	descApplyLag      = desc("raft_apply_lag_entries", "Committed entries not yet applied here (commit index minus applied index).")
+	descMatch         = desc("raft_follower_match_index", "On the leader: highest log index known replicated on each follower.", "peer")
+	descFollowerLag   = desc("raft_follower_lag_entries", "On the leader: its commit index minus each follower's match index.", "peer")
+	descLogEntries    = desc("raft_log_entries", "Raft log entries held in memory (compaction drops the older ones).")
+	descLastIndex     = desc("raft_last_index", "Index of the last entry in the raft log.")
+	descBatch         = desc("proposal_batch_ops", "Operations gathered for the next proposal batch, not yet proposed.")
+	descInFlight      = desc("proposals_in_flight_ops", "Operations this leader proposed and has not applied.")
+	descAwaiting      = desc("replies_awaited_ops", "Operations whose client is to be answered when they apply.")
+	descKeys          = desc("store_keys", "Keys in the applied key-value state.")
+	descSessions      = desc("session_table_sessions", "Client sessions in the session table: those that applied an operation within the session expiry.")
+	descExpired       = desc("session_table_expired_total", "Sessions the session table forgot for being idle longer than the session expiry.")
+	descReplies       = desc("session_table_replies", "Results the session table keeps for duplicate detection.")
+	descTimeouts      = desc("core_metrics_timeouts_total", "Scrapes that found the replica's loop too busy to report the core's metrics in time.")
 
 	// The runtime and the transport.
 	descInbox         = desc("runtime_inbox_messages", "Messages received and not yet handed to the protocol core.")
@@ -118,8 +111,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descTerm, descLeader, descIsLeader, descLeaderChanges, descCommit, descApplied, descApplyLag,
 		descMatch, descFollowerLag, descLogEntries, descLastIndex, descBatch, descInFlight, descAwaiting,
-		descKeys, descSessions, descExpired, descReplies, descWitness, descRecovering, descRecoveryWait, descHeld, descStaleForwarded, descStaleLogged,
-		descParked, descTimeouts, descInbox, descWrites, descConns, descQueueBytes, descDelayedFrames, descSentBytes,
+		descKeys, descSessions, descExpired, descReplies, descTimeouts, descInbox, descWrites, descConns, descQueueBytes, descDelayedFrames, descSentBytes,
 		descRecvBytes, descSentMsgs, descDroppedMsgs, descRecvMsgs, descFsync, descSnapTime, descSnapBytes,
 		descSnapSize, descWALSize,
 	} {
@@ -194,14 +186,15 @@ func collectCore(ch chan<- prometheus.Metric, m protocol.Metrics) {
 	ch <- gauge(descSessions, float64(m.Sessions))
 	ch <- gauge(descReplies, float64(m.Replies))
 	ch <- counter(descExpired, float64(m.SessionsExpired))
-	if cm := m.CURP; cm != nil {
-		ch <- gauge(descWitness, float64(cm.WitnessRecords))
-		ch <- gauge(descRecovering, boolValue(cm.Recovering))
-		ch <- gauge(descRecoveryWait, float64(cm.RecoveryWaiting))
-		ch <- gauge(descHeld, float64(cm.HeldRequests))
-		ch <- counter(descStaleForwarded, float64(cm.StaleForwarded))
-		ch <- counter(descStaleLogged, float64(cm.StaleLogged))
-		ch <- gauge(descParked, float64(cm.ParkedReads))
+	// The protocol's own, described by the protocol (not by Describe:
+	// the registry is not pedantic, so they need not be declared).
+	for _, x := range m.Own {
+		d := desc(x.Name, x.Help)
+		if x.Counter {
+			ch <- counter(d, x.Value)
+		} else {
+			ch <- gauge(d, x.Value)
+		}
 	}
 }
 

@@ -103,12 +103,13 @@ func TestDebugMetrics(t *testing.T) {
 			"hybridkv_raft_term", "hybridkv_raft_leader_id", "hybridkv_raft_leader_changes_total",
 			"hybridkv_raft_apply_lag_entries", "hybridkv_raft_log_entries", "hybridkv_proposal_batch_ops",
 			"hybridkv_proposals_in_flight_ops", "hybridkv_session_table_replies", "hybridkv_witness_pool_records",
-			"hybridkv_curp_parked_reads", "hybridkv_runtime_inbox_messages", "hybridkv_runtime_disk_writes_waiting", "hybridkv_snapshot_save_duration_seconds",
+			"hybridkv_runtime_inbox_messages", "hybridkv_runtime_disk_writes_waiting", "hybridkv_snapshot_save_duration_seconds",
 			"hybridkv_snapshot_size_bytes", "hybridkv_core_metrics_timeouts_total",
 			"go_gc_duration_seconds", "go_goroutines",
 		} {
 			require.Contains(t, fams, name)
 		}
+		require.NotContains(t, fams, "hybridkv_curp_parked_reads", "a protocol exports its own metrics only: CURP has no weak reads")
 		require.Positive(t, value(t, fams, "process_resident_memory_bytes"))
 		require.Positive(t, value(t, fams, "hybridkv_disk_fsync_duration_seconds"), "fsync is on by default")
 		require.GreaterOrEqual(t, value(t, fams, "hybridkv_raft_leader_changes_total"), 1.0)

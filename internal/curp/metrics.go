@@ -2,20 +2,38 @@ package curp
 
 import "github.com/hybridkv/hybridkv/internal/protocol"
 
+// The names of CURP's own metrics (see protocol.Measure), for the tests
+// that read them.
+const (
+	MetricWitnessRecords  = "witness_pool_records"
+	MetricRecovering      = "curp_recovering"
+	MetricRecoveryWaiting = "curp_recovery_waiting_requests"
+	MetricStaleForwarded  = "witness_stale_records_forwarded_total"
+	MetricStaleLogged     = "witness_stale_records_logged_total"
+)
+
 // Metrics implements protocol.Replica: the shared core's metrics plus the
 // witness pool, recovery and the extension's own structures.
 func (r *Replica) Metrics() protocol.Metrics {
 	m := r.Replica.Metrics()
-	c := &protocol.CURPMetrics{
-		WitnessRecords:  r.pool.Len(),
-		Recovering:      r.recovery != nil,
-		RecoveryWaiting: len(r.waiting),
-		StaleForwarded:  r.staleForwarded,
-		StaleLogged:     r.staleLogged,
+	recovering := 0.0
+	if r.recovery != nil {
+		recovering = 1
 	}
+	m.Own = append(m.Own,
+		protocol.Measure{Name: MetricWitnessRecords, Value: float64(r.pool.Len()),
+			Help: "CURP witness pool size: unsynced operations' records on a follower, appended but unapplied operations on the leader."},
+		protocol.Measure{Name: MetricRecovering, Value: recovering,
+			Help: "1 while a new CURP leader replays the witnesses' records."},
+		protocol.Measure{Name: MetricRecoveryWaiting, Value: float64(len(r.waiting)),
+			Help: "Requests held until the leader's recovery ends."},
+		protocol.Measure{Name: MetricStaleForwarded, Counter: true, Value: float64(r.staleForwarded),
+			Help: "Witness records held past the stale age and handed to the leader to log (see the curp package's sweepStale)."},
+		protocol.Measure{Name: MetricStaleLogged, Counter: true, Value: float64(r.staleLogged),
+			Help: "Stale witness records this replica logged as leader: operations whose clients gave up before they reached the log."},
+	)
 	if r.ext != nil {
-		r.ext.Metrics(c)
+		m.Own = append(m.Own, r.ext.Metrics()...)
 	}
-	m.CURP = c
 	return m
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hybridkv/hybridkv/internal/clientcore"
+	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -148,7 +149,7 @@ func TestWitnessesRecordNothingStrongWithoutALeader(t *testing.T) {
 	pooled := func() int {
 		n := 0
 		for _, id := range s.Replicas() {
-			n += s.Replica(id).Metrics().CURP.WitnessRecords
+			n += measure(s.Replica(id), curp.MetricWitnessRecords)
 		}
 		return n
 	}

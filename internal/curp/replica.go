@@ -60,7 +60,7 @@ type Extension interface {
 	// applied state alone and goes out without waiting for the disk.
 	ReadsShowPool() bool
 	// Metrics fills in the sizes of what the extension holds.
-	Metrics(m *protocol.CURPMetrics)
+	Metrics() []protocol.Measure
 }
 
 // Replica is a CURP replica core: the shared replicated state machine plus

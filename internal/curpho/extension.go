@@ -317,9 +317,18 @@ func (*Extension) LeaderPools() bool { return true }
 func (*Extension) ReadsShowPool() bool { return true }
 
 // Metrics implements curp.Extension.
-func (x *Extension) Metrics(m *protocol.CURPMetrics) {
-	m.ParkedReads = x.reads.Parked() + x.awaiting
+func (x *Extension) Metrics() []protocol.Measure {
+	held := 0
 	for _, hs := range x.held {
-		m.HeldRequests += len(hs)
+		held += len(hs)
+	}
+	return []protocol.Measure{
+		readgate.ParkedReads(x.reads.Parked() + x.awaiting),
+		{Name: MetricHeldRequests, Value: float64(held),
+			Help: "Requests a CURP-HO leader holds until their session's previous weak write is logged."},
 	}
 }
+
+// MetricHeldRequests names the requests a leader holds for their
+// session's previous weak write (see protocol.Measure).
+const MetricHeldRequests = "curp_held_requests"

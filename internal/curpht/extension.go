@@ -83,4 +83,6 @@ func (*Extension) LeaderPools() bool { return false }
 func (*Extension) ReadsShowPool() bool { return false }
 
 // Metrics implements curp.Extension.
-func (x *Extension) Metrics(m *protocol.CURPMetrics) { m.ParkedReads = x.reads.Parked() }
+func (x *Extension) Metrics() []protocol.Measure {
+	return []protocol.Measure{readgate.ParkedReads(x.reads.Parked())}
+}

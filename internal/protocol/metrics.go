@@ -38,8 +38,28 @@ type Metrics struct {
 	// SessionsExpired counts the sessions forgotten for being idle since
 	// the replica started.
 	SessionsExpired uint64
-	// CURP holds what the CURP family adds; nil for other protocols.
-	CURP *CURPMetrics
+	// Own holds the protocol's own metrics, in the order it lists them.
+	Own []Measure
+}
+
+// Measure is one of a protocol's own metrics, which a replica's metrics
+// endpoint exports as hybridkv_<Name> beside the shared ones.
+type Measure struct {
+	Name, Help string
+	// Counter: the value only grows; otherwise it is a gauge.
+	Counter bool
+	Value   float64
+}
+
+// Measure returns the value of the protocol's own metric called name,
+// and whether the protocol has one.
+func (m *Metrics) Measure(name string) (float64, bool) {
+	for _, x := range m.Own {
+		if x.Name == name {
+			return x.Value, true
+		}
+	}
+	return 0, false
 }
 
 // FollowerProgress is the leader's view of one follower.
@@ -47,25 +67,4 @@ type FollowerProgress struct {
 	ID wire.NodeID
 	// Match is the highest log index known to be replicated on it.
 	Match uint64
-}
-
-// CURPMetrics are the sizes of a CURP replica's own structures.
-type CURPMetrics struct {
-	// WitnessRecords is the witness pool's size: records of unsynced
-	// operations on a follower, appended but unapplied ones on the leader.
-	WitnessRecords int
-	// Recovering says a new leader is replaying the witnesses' records;
-	// RecoveryWaiting counts the requests held until it is done.
-	Recovering      bool
-	RecoveryWaiting int
-	// HeldRequests counts requests a CURP-HO leader holds until the
-	// session's previous weak write is logged.
-	HeldRequests int
-	// StaleForwarded counts the witness records this replica handed to the
-	// leader after holding them too long; StaleLogged those it logged as
-	// leader (operations whose clients gave up before they were logged).
-	StaleForwarded, StaleLogged uint64
-	// ParkedReads counts weak reads waiting for the replica to reach their
-	// causal floor (CURP-HT and CURP-HO).
-	ParkedReads int
 }

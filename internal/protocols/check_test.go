@@ -15,6 +15,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/curpclient"
+	"github.com/hybridkv/hybridkv/internal/curpho"
 	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/htclient"
 	"github.com/hybridkv/hybridkv/internal/protocol"
@@ -627,12 +628,10 @@ func requireNothingLingers(t *testing.T, name string, n int, seed uint64) {
 			continue
 		}
 		m := res.sim.Replica(id).Metrics()
-		var held, records int
-		if m.CURP != nil {
-			held, records = m.CURP.HeldRequests, m.CURP.WitnessRecords
-		}
-		require.Zero(t, held+records+m.AwaitingReply+m.InFlight+m.Batch,
-			"seed %d (n=%d), replica %d: held %d, witness records %d, awaiting reply %d, in flight %d, batched %d\nfaults:\n%s",
+		held, _ := m.Measure(curpho.MetricHeldRequests)
+		records, _ := m.Measure(curp.MetricWitnessRecords)
+		require.Zero(t, int(held+records)+m.AwaitingReply+m.InFlight+m.Batch,
+			"seed %d (n=%d), replica %d: held %v, witness records %v, awaiting reply %d, in flight %d, batched %d\nfaults:\n%s",
 			seed, n, id, held, records, m.AwaitingReply, m.InFlight, m.Batch, res.faults)
 	}
 }

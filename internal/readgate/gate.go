@@ -3,6 +3,7 @@ package readgate
 import (
 	"slices"
 
+	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
@@ -211,4 +212,14 @@ func (t *Gate) Release(log Log, answer func(wire.NodeID, *wire.Request, Verdict)
 	for _, r := range ready {
 		answer(r.from, r.req, r.v)
 	}
+}
+
+// MetricParkedReads names the weak reads a gate holds (see
+// protocol.Measure).
+const MetricParkedReads = "curp_parked_reads"
+
+// ParkedReads is the gate's metric of n parked reads.
+func ParkedReads(n int) protocol.Measure {
+	return protocol.Measure{Name: MetricParkedReads, Value: float64(n),
+		Help: "Weak reads waiting for this replica to reach their causal floor."}
 }
