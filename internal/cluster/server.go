@@ -13,6 +13,7 @@ import (
 	"github.com/hybridkv/hybridkv/client"
 	"github.com/hybridkv/hybridkv/internal/certs"
 	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/disk"
 	"github.com/hybridkv/hybridkv/internal/node"
 	"github.com/hybridkv/hybridkv/internal/protocol"
@@ -116,7 +117,7 @@ func newReplica(cfg *config.Config, self config.Replica, proto protocols.Protoco
 			dial[wire.NodeID(r.ID)] = transport.Peer{Addr: r.Addr, Site: s}
 		}
 	}
-	core, err := proto.NewReplica(protocol.ReplicaConfig{
+	core, err := proto.NewReplica(coreconfig.Config{
 		ID:             wire.NodeID(id),
 		Peers:          peers,
 		ElectionTicks:  cfg.Raft.ElectionTicks,

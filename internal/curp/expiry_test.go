@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hybridkv/hybridkv/internal/clientcore"
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/curpclient"
 	"github.com/hybridkv/hybridkv/internal/protocol"
@@ -28,7 +29,7 @@ func TestRestartDoesNotReviveRecordsOfExpiredSessions(t *testing.T) {
 	s, err := sim.New(sim.Config{
 		Seed: 1, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
 		BatchDelay: 200 * time.Microsecond, SessionExpiry: expiry,
-		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
+		NewReplica: func(cfg coreconfig.Config) (protocol.Replica, error) {
 			return curp.NewReplica(cfg, curp.Options{CompactEvery: 16, CompactKeep: 4, MemoryKeep: 8})
 		},
 		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) clientcore.Core {

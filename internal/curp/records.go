@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
@@ -111,12 +112,16 @@ func (r *Replica) Ready() protocol.Ready {
 	if r.records == nil {
 		return rd
 	}
+	w, _ := rd.Write.(*raftlog.Write) // nil if the round wrote nothing
 	if r.keepFirst {
-		rd.Write = rd.Write.First(r.records)
+		w = w.First(r.records)
 		r.keepFirst = false
 	}
 	if r.records.Pending() {
-		rd.Write = rd.Write.Also(r.records)
+		w = w.Also(r.records)
+	}
+	if w != nil {
+		rd.Write = w
 	}
 	if n := r.records.Bytes(); n > rewriteRecordsAt && n > 4*r.liveRecordBytes() {
 		r.rewriteRecords()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/smr"
@@ -100,7 +101,7 @@ type queued struct {
 }
 
 // NewReplica builds a CURP replica core.
-func NewReplica(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
+func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
 	base, err := smr.New(cfg, smr.Options{MaxBatch: opts.MaxBatch, Logger: opts.Logger,
 		CompactEvery: opts.CompactEvery, CompactKeep: opts.CompactKeep, MemoryKeep: opts.MemoryKeep})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hybridkv/hybridkv/internal/clientcore"
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/curpclient"
 	"github.com/hybridkv/hybridkv/internal/protocol"
@@ -23,7 +24,7 @@ func newSim(t *testing.T, seed uint64, n int, net sim.Network) *sim.Sim {
 		Network:       net,
 		BatchDelay:    200 * time.Microsecond,
 		ElectionTicks: 10,
-		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
+		NewReplica: func(cfg coreconfig.Config) (protocol.Replica, error) {
 			return curp.NewReplica(cfg, curp.Options{})
 		},
 		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) clientcore.Core {

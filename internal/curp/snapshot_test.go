@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hybridkv/hybridkv/internal/clientcore"
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/curpclient"
 	"github.com/hybridkv/hybridkv/internal/protocol"
@@ -80,7 +81,7 @@ func simWith(t *testing.T, seed uint64, opts curp.Options) *sim.Sim {
 	s, err := sim.New(sim.Config{
 		Seed: seed, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
 		BatchDelay: 200 * time.Microsecond,
-		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
+		NewReplica: func(cfg coreconfig.Config) (protocol.Replica, error) {
 			return curp.NewReplica(cfg, opts)
 		},
 		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) clientcore.Core {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/curp"
-	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -18,7 +18,7 @@ import (
 func newFollower(t *testing.T) (*curp.Replica, *Extension) {
 	t.Helper()
 	x := NewExtension()
-	r, err := curp.NewReplica(protocol.ReplicaConfig{
+	r, err := curp.NewReplica(coreconfig.Config{
 		ID: 2, Peers: []wire.NodeID{1, 2, 3}, ElectionTicks: 50, HeartbeatTicks: 5,
 		Rand: rand.New(rand.NewPCG(1, 2)), Disk: raftlog.NewMemDisk(), Bootstrap: true,
 	}, curp.Options{Extension: x})

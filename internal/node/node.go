@@ -112,9 +112,9 @@ func (r *Node) Run(ctx context.Context) error {
 	defer ticker.Stop()
 	batch := time.NewTimer(time.Hour)
 	batch.Stop()
-	loop := round.Loop{Core: r.cfg.Core, Inbox: r.inbox, Limits: round.Deployed, BatchDelay: r.cfg.BatchDelay}
+	loop := protocol.Loop{Core: r.cfg.Core, Inbox: r.inbox, Limits: round.Deployed, BatchDelay: r.cfg.BatchDelay}
 	for {
-		var ev round.Event
+		var ev protocol.Event
 		select {
 		case <-ctx.Done():
 			return nil

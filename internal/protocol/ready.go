@@ -1,9 +1,6 @@
 package protocol
 
-import (
-	"github.com/hybridkv/hybridkv/internal/raftlog"
-	"github.com/hybridkv/hybridkv/internal/wire"
-)
+import "github.com/hybridkv/hybridkv/internal/wire"
 
 // Ready is what a replica core produced in one round. The core does not
 // wait for its disk: it hands the driver the round's Write and goes on, and
@@ -26,6 +23,15 @@ import (
 type Ready struct {
 	Messages []wire.Envelope
 	// Write is nil when the round changed nothing that must be durable.
-	Write *raftlog.Write
+	Write Write
 	After []wire.Envelope
+}
+
+// Write is what a round asks the disk to keep (the raft log's entries and
+// hard state, witness records), done by the driver's writer.
+type Write interface {
+	// Do makes the write durable: one sync however much it holds.
+	Do() error
+	// Merge folds a later round's write, of the same kind, into this one.
+	Merge(later Write)
 }

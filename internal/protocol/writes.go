@@ -3,7 +3,6 @@ package protocol
 import (
 	"sync"
 
-	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
@@ -14,13 +13,13 @@ import (
 // and one writer on different goroutines.
 type WriteQueue struct {
 	mu     sync.Mutex
-	rounds []round
+	rounds []queuedRound
 	// taken is how many rounds at the front a writer is working on.
 	taken int
 }
 
-type round struct {
-	write *raftlog.Write
+type queuedRound struct {
+	write Write
 	after []wire.Envelope
 }
 
@@ -36,7 +35,7 @@ func (q *WriteQueue) Add(rd Ready) []wire.Envelope {
 	if rd.Write == nil && len(rd.After) == 0 {
 		return nil
 	}
-	q.rounds = append(q.rounds, round{rd.Write, rd.After})
+	q.rounds = append(q.rounds, queuedRound{rd.Write, rd.After})
 	return nil
 }
 
@@ -51,7 +50,7 @@ func (q *WriteQueue) Len() int {
 // what waited for them, in order.
 type Batch struct {
 	// Write is nil when none of the rounds had one.
-	Write *raftlog.Write
+	Write Write
 	After []wire.Envelope
 	n     int
 }

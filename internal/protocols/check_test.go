@@ -13,6 +13,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/checker"
 	"github.com/hybridkv/hybridkv/internal/clientcore"
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/curpclient"
 	"github.com/hybridkv/hybridkv/internal/curpho"
@@ -122,7 +123,7 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 		Seed: seed, Replicas: n, BatchDelay: 200 * time.Microsecond, VolatileWitnesses: m.volatile,
 		SessionExpiry: m.sessionExpiry,
 		Network:       sim.Network{OneWay: sim.UniformWAN(n, 25*time.Millisecond), Jitter: 10 * time.Millisecond, Drop: 0.01, Duplicate: 0.01},
-		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
+		NewReplica: func(cfg coreconfig.Config) (protocol.Replica, error) {
 			r, err := p.NewReplica(cfg, protocols.ReplicaOptions{})
 			if err == nil && m.replica != nil {
 				r = m.replica(r)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/clientcores"
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/curpho"
 	"github.com/hybridkv/hybridkv/internal/curpht"
@@ -40,14 +41,14 @@ type ClientOptions = clientcores.Options
 // Protocol is one protocol's constructors and traits.
 type Protocol struct {
 	Name       string
-	NewReplica func(protocol.ReplicaConfig, ReplicaOptions) (protocol.Replica, error)
+	NewReplica func(coreconfig.Config, ReplicaOptions) (protocol.Replica, error)
 	NewClient  func(ClientOptions) clientcore.Core
 	// WeakAsStrong is set for protocols with no weak path: they serve weak
 	// operations as strong ones, and reports say so.
 	WeakAsStrong bool
 }
 
-type newReplica = func(protocol.ReplicaConfig, ReplicaOptions) (protocol.Replica, error)
+type newReplica = func(coreconfig.Config, ReplicaOptions) (protocol.Replica, error)
 
 // replicas holds each protocol's replica core, by the name clientcores
 // gives it.
@@ -55,7 +56,7 @@ var replicas = map[string]newReplica{
 	"curp":    curpFamily(nil),
 	"curp-ht": curpFamily(func() curp.Extension { return curpht.NewExtension() }),
 	"curp-ho": curpFamily(func() curp.Extension { return curpho.NewExtension() }),
-	"raft": func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
+	"raft": func(cfg coreconfig.Config, o ReplicaOptions) (protocol.Replica, error) {
 		return raftkv.NewReplica(cfg, o.smr())
 	},
 }
@@ -63,7 +64,7 @@ var replicas = map[string]newReplica{
 // curpFamily builds CURP with a hybrid protocol's extension plugged in;
 // without one it is plain CURP, which serves weak operations as strong.
 func curpFamily(ext func() curp.Extension) newReplica {
-	return func(cfg protocol.ReplicaConfig, o ReplicaOptions) (protocol.Replica, error) {
+	return func(cfg coreconfig.Config, o ReplicaOptions) (protocol.Replica, error) {
 		opts := curp.Options{MaxBatch: o.MaxBatch, Logger: o.Logger,
 			CompactEvery: o.CompactEvery, CompactKeep: o.CompactKeep, MemoryKeep: o.MemoryKeep}
 		if ext != nil {

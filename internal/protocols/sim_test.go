@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hybridkv/hybridkv/internal/clientcore"
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/protocols"
 	"github.com/hybridkv/hybridkv/internal/sim"
@@ -46,7 +47,7 @@ func newClusterTuned(t *testing.T, name string, n int, seed uint64, net sim.Netw
 	}
 	cfg := sim.Config{
 		Seed: seed, Replicas: n, Network: net, BatchDelay: 200 * time.Microsecond,
-		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
+		NewReplica: func(cfg coreconfig.Config) (protocol.Replica, error) {
 			return p.NewReplica(cfg, protocols.ReplicaOptions{})
 		},
 		NewClient: func(id wire.NodeID, replicas []wire.NodeID, site uint32) clientcore.Core {

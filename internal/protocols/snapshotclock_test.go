@@ -8,6 +8,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/checker"
 	"github.com/hybridkv/hybridkv/internal/clientcore"
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/protocols"
@@ -101,7 +102,7 @@ func snapshotClockScenario(t *testing.T, name string) checker.Result {
 	require.NoError(t, err)
 	c := newClusterTuned(t, name, 3, 1, sim.Network{}, func(cfg *sim.Config) {
 		cfg.SessionExpiry = snapshotClockExpiry
-		cfg.NewReplica = func(rc protocol.ReplicaConfig) (protocol.Replica, error) {
+		cfg.NewReplica = func(rc coreconfig.Config) (protocol.Replica, error) {
 			return p.NewReplica(rc, protocols.ReplicaOptions{CompactKeep: 4, MemoryKeep: 16})
 		}
 	})

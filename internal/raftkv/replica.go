@@ -1,8 +1,8 @@
 package raftkv
 
 import (
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/kvstore"
-	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/smr"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -13,7 +13,7 @@ type Replica struct {
 }
 
 // NewReplica builds a Raft baseline replica core.
-func NewReplica(cfg protocol.ReplicaConfig, opts smr.Options) (*Replica, error) {
+func NewReplica(cfg coreconfig.Config, opts smr.Options) (*Replica, error) {
 	base, err := smr.New(cfg, opts)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/hybridkv/hybridkv/internal/protocol"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -113,7 +114,8 @@ func (w *Write) push(p writePart) {
 
 // Merge folds a later write of the same replica into w, so that both take
 // one sync. w must not have been done yet.
-func (w *Write) Merge(later *Write) {
+func (w *Write) Merge(next protocol.Write) {
+	later := next.(*Write)
 	if w.disk == nil {
 		w.disk = later.disk
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/checker"
 	"github.com/hybridkv/hybridkv/internal/clientcore"
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/protocols"
@@ -156,7 +157,7 @@ func (e *env) cluster(d *datadriven.TestData) {
 		VolatileWitnesses: slices.Contains(positional(d), "volatile"),
 		Network: sim.Network{OneWay: sim.UniformWAN(n, duration(arg(d, "delay", "25ms"))),
 			Jitter: duration(arg(d, "jitter", "0s"))},
-		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
+		NewReplica: func(cfg coreconfig.Config) (protocol.Replica, error) {
 			return p.NewReplica(cfg, protocols.ReplicaOptions{})
 		},
 		NewClient: func(id wire.NodeID, replicas []wire.NodeID, site uint32) clientcore.Core {

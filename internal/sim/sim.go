@@ -9,6 +9,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/round"
@@ -17,7 +18,7 @@ import (
 )
 
 // ReplicaFactory builds a replica core.
-type ReplicaFactory func(cfg protocol.ReplicaConfig) (protocol.Replica, error)
+type ReplicaFactory func(cfg coreconfig.Config) (protocol.Replica, error)
 
 // ClientFactory builds a client core for a client process.
 type ClientFactory func(id wire.NodeID, replicas []wire.NodeID, site uint32) clientcore.Core
@@ -58,7 +59,7 @@ type Config struct {
 	// replicas forget it; zero keeps every session.
 	SessionExpiry time.Duration
 	// CompactEvery, CompactKeep and MemoryKeep, when set, replace the
-	// replicas' log compaction thresholds (protocol.ReplicaConfig's): small
+	// replicas' log compaction thresholds (coreconfig.Config's): small
 	// ones make a run's replicas snapshot their state, and a follower that
 	// lags behind more than MemoryKeep entries catch up by snapshot.
 	CompactEvery, CompactKeep, MemoryKeep uint64
@@ -74,7 +75,7 @@ type Config struct {
 // Rounds says how the simulated loops gather messages into rounds: a
 // received message waits for a round that starts within Window (drawn
 // from the seed for each round), and the round takes what waits within
-// Limits, as round.Loop does for package node. Logic that runs once
+// Limits, as protocol.Loop does for package node. Logic that runs once
 // a round (a replica's settling of weak reads, a client's fast-path
 // count) then sees several messages at once, in varying numbers. A zero
 // Window steps each message in a round of its own, at once.
@@ -144,9 +145,9 @@ type node struct {
 	replica protocol.Replica
 	client  clientcore.Core
 	// inbox holds what the node received for its next round; loop is a
-	// replica's round (see round.Loop).
+	// replica's round (see protocol.Loop).
 	inbox *round.Inbox
-	loop  round.Loop
+	loop  protocol.Loop
 	// roundArmed: a round is scheduled for what the inbox holds.
 	roundArmed bool
 	// disk and records are a replica's: they outlive its crashes.
@@ -227,7 +228,7 @@ func (s *Sim) Rand() *rand.Rand { return s.rand }
 // startReplica starts a replica on its disk, bootstrapping the cluster if
 // the disk is blank, as `hybridkv cluster` does on a first start.
 func (s *Sim) startReplica(n *node) error {
-	cfg := protocol.ReplicaConfig{
+	cfg := coreconfig.Config{
 		ID:             n.id,
 		Peers:          s.replicas,
 		ElectionTicks:  s.cfg.ElectionTicks,
@@ -250,7 +251,7 @@ func (s *Sim) startReplica(n *node) error {
 	}
 	n.replica, n.up = core, true
 	n.inbox = round.NewInbox()
-	n.loop = round.Loop{Core: core, Inbox: n.inbox, Limits: s.cfg.Rounds.Limits, BatchDelay: s.cfg.BatchDelay}
+	n.loop = protocol.Loop{Core: core, Inbox: n.inbox, Limits: s.cfg.Rounds.Limits, BatchDelay: s.cfg.BatchDelay}
 	n.roundArmed = false
 	n.generation++
 	s.startTimers(n)
@@ -472,12 +473,12 @@ func (s *Sim) handle(e *event) {
 			return
 		}
 		s.schedule(n.tick, e)
-		s.runRound(n, round.Event{Ticks: 1})
+		s.runRound(n, protocol.Event{Ticks: 1})
 	case evFlush:
 		if e.gen != n.generation {
 			return
 		}
-		s.runRound(n, round.Event{BatchDue: true})
+		s.runRound(n, protocol.Event{BatchDue: true})
 	case evWritten:
 		if e.gen != n.generation {
 			return
@@ -488,13 +489,13 @@ func (s *Sim) handle(e *event) {
 			return
 		}
 		n.roundArmed = false
-		s.runRound(n, round.Event{})
+		s.runRound(n, protocol.Event{})
 	}
 }
 
 // runRound runs one round of a node's loop: what package node does
-// when woken (round.Loop), or the client library's loop.
-func (s *Sim) runRound(n *node, ev round.Event) {
+// when woken (protocol.Loop), or the client library's loop.
+func (s *Sim) runRound(n *node, ev protocol.Event) {
 	if n.replica == nil {
 		for range ev.Ticks {
 			n.client.Tick()
@@ -538,7 +539,7 @@ func (s *Sim) deliver(n *node, e *event) {
 	}
 	n.inbox.Put(e.from, m)
 	if s.cfg.Rounds.Window <= 0 {
-		s.runRound(n, round.Event{})
+		s.runRound(n, protocol.Event{})
 		return
 	}
 	s.armRound(n)
@@ -615,7 +616,7 @@ func (s *Sim) written(n *node) {
 			s.send(n, env)
 		}
 	}
-	s.runRound(n, round.Event{}) // starts the next write
+	s.runRound(n, protocol.Event{}) // starts the next write
 }
 
 func (s *Sim) send(from *node, env wire.Envelope) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/quorum"
@@ -117,7 +118,7 @@ type Replica struct {
 }
 
 // New builds a replica core; SetProtocol must follow before use.
-func New(cfg protocol.ReplicaConfig, opts Options) (*Replica, error) {
+func New(cfg coreconfig.Config, opts Options) (*Replica, error) {
 	opts.CompactEvery = cmp.Or(opts.CompactEvery, cfg.CompactEvery)
 	opts.CompactKeep = cmp.Or(opts.CompactKeep, cfg.CompactKeep)
 	opts.MemoryKeep = cmp.Or(opts.MemoryKeep, cfg.MemoryKeep)
@@ -385,7 +386,10 @@ func (r *Replica) Ready() protocol.Ready {
 	}
 	r.proto.Settled()
 	r.compactIfDue()
-	rd := protocol.Ready{Messages: r.out, Write: round.Write, After: r.after}
+	rd := protocol.Ready{Messages: r.out, After: r.after}
+	if round.Write != nil { // a nil *raftlog.Write is not a nil protocol.Write
+		rd.Write = round.Write
+	}
 	r.after = nil // the driver's now
 	return rd
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/sim"
@@ -40,7 +41,7 @@ func compactingSim(t *testing.T) *sim.Sim {
 	s, err := sim.New(sim.Config{
 		Seed: 1, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
 		SessionExpiry: testExpiry,
-		NewReplica: func(cfg protocol.ReplicaConfig) (protocol.Replica, error) {
+		NewReplica: func(cfg coreconfig.Config) (protocol.Replica, error) {
 			r, err := New(cfg, Options{CompactEvery: 10, CompactKeep: 2})
 			if err != nil {
 				return nil, err
