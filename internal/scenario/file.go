@@ -19,7 +19,7 @@ func Mismatches(t *testing.T, path string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t}
+	e := &env{}
 	var diffs []string
 	for _, c := range parse(string(data)) {
 		d := &datadriven.TestData{Pos: c.pos, Cmd: c.cmd, CmdArgs: c.args}

@@ -36,14 +36,13 @@ import (
 // Run runs every scenario file in dir.
 func Run(t *testing.T, dir string) {
 	datadriven.Walk(t, dir, func(t *testing.T, path string) {
-		e := &env{t: t}
+		e := &env{}
 		datadriven.RunTest(t, path, e.do)
 	})
 }
 
 // env is one scenario file's state.
 type env struct {
-	t        *testing.T
 	protocol string
 	s        *sim.Sim
 	names    map[string]wire.NodeID // replica roles and client names
