@@ -92,6 +92,7 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 	}
 	if o.HistoryPath != "" {
 		r.history = history.NewRecorder()
+		limitMemoryForHistory()
 	}
 	if err := r.openClients(); err != nil {
 		return nil, nil, err

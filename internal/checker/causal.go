@@ -51,14 +51,24 @@ type sweep struct {
 
 	sessAcc []*vclock
 	strong  *vclock
-	vcs     []*vclock // live clocks by op
-	pending []int32   // uses left before an op's clock is recycled
-	// Per write, its past restricted to what later w1 →co w2 tests need:
-	// the t entries of its key's writers and the g members writing its key.
-	wT [][]int64
-	wG [][]int32
+	vcs     []*vclock // reads' live clocks by op
+	pending []int32   // uses left before an op's past is dropped
+	writeNo []int32   // per op, its index in writes, or -1 for a read
+	writes  []writePast
+	thawed  *vclock // scratch for joining a frozen past
 
 	cls *classifier
+}
+
+// writePast is what the sweep keeps of a write's causal past.
+type writePast struct {
+	// all is the whole past, for the reads of the write to join; dropped
+	// once the last of them returned.
+	all frozen
+	// t and g restrict the past to what later w1 →co w2 tests need: the t
+	// entries of its key's writers and the g members writing its key.
+	t []int64
+	g []int32
 }
 
 type sweepEvent struct {
@@ -77,8 +87,8 @@ func (s *sweep) run() {
 	s.strong = s.c.empty()
 	s.vcs = make([]*vclock, n)
 	s.pending = make([]int32, n)
-	s.wT = make([][]int64, n)
-	s.wG = make([][]int32, n)
+	s.writeNo = make([]int32, n)
+	s.thawed = s.c.empty()
 	s.cls = &classifier{h: h, c: s.c, before: s.before}
 
 	evs := make([]sweepEvent, 0, 2*n)
@@ -90,7 +100,10 @@ func (s *sweep) run() {
 			evs = append(evs, sweepEvent{t: o.ret, isRet: true, op: int32(i)})
 			s.pending[i] = 1
 		}
+		s.writeNo[i] = -1
 		if o.write {
+			s.writeNo[i] = int32(len(s.writes))
+			s.writes = append(s.writes, writePast{})
 			s.pending[i] += h.readers[i]
 			if o.slot != 0 {
 				slotted++
@@ -134,14 +147,15 @@ func (s *sweep) invoked(i int32) {
 	if o.strong {
 		s.c.join(v, s.strong)
 	}
-	s.vcs[i] = v
 	if !o.write {
 		s.c.add(v, i) // a read's past is completed when it returns
+		s.vcs[i] = v
 		return
 	}
 	s.checkWrite(i, v)
 	s.c.add(v, i)
 	s.keepWritePast(i, v)
+	s.c.put(v)
 	if s.pending[i] == 0 {
 		s.release(i)
 	}
@@ -149,13 +163,16 @@ func (s *sweep) invoked(i int32) {
 
 func (s *sweep) returned(i int32) {
 	o := &s.h.ops[i]
-	v := s.vcs[i]
-	if !o.write {
+	var v *vclock
+	if o.write {
+		v = s.thaw(i)
+	} else {
+		v = s.vcs[i]
 		if o.rf >= 0 {
 			if o.future {
 				s.c.add(v, o.rf)
 			} else {
-				s.c.join(v, s.vcs[o.rf])
+				s.c.join(v, s.thaw(o.rf))
 				s.release(o.rf)
 			}
 		}
@@ -170,40 +187,52 @@ func (s *sweep) returned(i int32) {
 	s.release(i)
 }
 
+// thaw returns write w's past, valid until the next thaw.
+func (s *sweep) thaw(w int32) *vclock {
+	s.c.thaw(s.thawed, s.writes[s.writeNo[w]].all, s.h.ops[w].inv)
+	return s.thawed
+}
+
 func (s *sweep) release(i int32) {
 	s.pending[i]--
-	if s.pending[i] <= 0 && s.vcs[i] != nil {
+	if s.pending[i] > 0 {
+		return
+	}
+	if wn := s.writeNo[i]; wn >= 0 {
+		s.writes[wn].all = nil
+	} else if s.vcs[i] != nil {
 		s.c.put(s.vcs[i])
 		s.vcs[i] = nil
 	}
 }
 
+// keepWritePast keeps write w's past v (w included), whole and restricted.
 func (s *sweep) keepWritePast(w int32, v *vclock) {
 	o := &s.h.ops[w]
+	wp := &s.writes[s.writeNo[w]]
+	wp.all = s.c.freeze(v, o.inv)
 	kw := s.h.keys[o.key]
-	t := make([]int64, len(kw.writers))
+	wp.t = make([]int64, len(kw.writers))
 	for j, sess := range kw.writers {
-		t[j] = v.t[sess]
+		wp.t[j] = v.t[sess]
 	}
-	s.wT[w] = t
-	var g []int32
 	for _, m := range v.g {
 		if s.h.ops[m.op].key == o.key {
-			g = append(g, m.op)
+			wp.g = append(wp.g, m.op)
 		}
 	}
-	s.wG[w] = g
 }
 
 // before reports w1 →co w2, for two writes on one key.
 func (s *sweep) before(w1, w2 int32) bool {
-	if w1 == w2 || s.wT[w2] == nil {
+	wp := &s.writes[s.writeNo[w2]]
+	if w1 == w2 || wp.t == nil {
 		return false
 	}
-	if s.h.ops[w1].ret < s.wT[w2][s.h.ops[w1].wj] {
+	if s.h.ops[w1].ret < wp.t[s.h.ops[w1].wj] {
 		return true
 	}
-	_, found := slices.BinarySearch(s.wG[w2], w1)
+	_, found := slices.BinarySearch(wp.g, w1)
 	return found
 }
 
