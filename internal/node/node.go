@@ -10,7 +10,6 @@ import (
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/round"
 	"github.com/hybridkv/hybridkv/internal/transport"
-	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
 // roundBudget ends a round once it has spent this long stepping clients'
@@ -35,33 +34,44 @@ type Config struct {
 // Node runs a replica core.
 type Node struct {
 	cfg    Config
-	inbox  *round.Inbox
 	tr     *transport.Transport
 	status atomic.Pointer[protocol.Status]
 	// metricsReq carries requests for the core's metrics to the loop,
 	// which answers between steps; done is closed when Run returns.
 	metricsReq chan chan protocol.Metrics
 	done       chan struct{}
-	// writes holds the rounds whose writes the writer has not done yet.
-	writes protocol.WriteQueue
+	// loop is the core's round; its Writes hold the rounds whose writes
+	// the writer has not done yet.
+	loop *protocol.Loop
 	// writeWake tells the writer a round was queued.
 	writeWake chan struct{}
+	// budget ends a round's stepping of clients' messages (roundBudget).
+	budget time.Duration
 }
 
 // New opens the replica's transport (it listens at once, so peers and
 // clients can connect while the caller gets ready to Run).
 func New(cfg Config) (*Node, error) {
-	r := &Node{cfg: cfg, inbox: round.NewInbox(),
-		metricsReq: make(chan chan protocol.Metrics), done: make(chan struct{}),
-		writeWake: make(chan struct{}, 1)}
-	tr, err := transport.New(cfg.Transport, r.inbox.Put)
+	r := newNode(cfg)
+	tr, err := transport.New(cfg.Transport, r.loop.Inbox.Put)
 	if err != nil {
 		return nil, err
 	}
 	r.tr = tr
+	r.loop.Send = tr.SendAll
+	return r, nil
+}
+
+// newNode returns a node without its transport.
+func newNode(cfg Config) *Node {
+	r := &Node{cfg: cfg,
+		metricsReq: make(chan chan protocol.Metrics), done: make(chan struct{}),
+		writeWake: make(chan struct{}, 1), budget: roundBudget,
+		loop: &protocol.Loop{Core: cfg.Core, Inbox: round.NewInbox(), Limits: round.Deployed,
+			BatchDelay: cfg.BatchDelay, Self: cfg.Transport.Self}}
 	st := cfg.Core.Status()
 	r.status.Store(&st)
-	return r, nil
+	return r
 }
 
 // Transport returns the replica's transport (for its address and stats).
@@ -91,12 +101,12 @@ func (r *Node) Metrics(ctx context.Context) (protocol.Metrics, error) {
 }
 
 // InboxLen counts the messages received and not yet handed to the core.
-func (r *Node) InboxLen() int { return r.inbox.Len() }
+func (r *Node) InboxLen() int { return r.loop.Inbox.Len() }
 
 // WritesWaiting counts the core's rounds whose disk writes are not done
 // yet, the one being written included; safe for concurrent use. It stays
 // near one while the disk keeps up.
-func (r *Node) WritesWaiting() int { return r.writes.Len() }
+func (r *Node) WritesWaiting() int { return r.loop.Writes.Len() }
 
 // Run drives the core until ctx ends, then closes the transport. The
 // core's disk writes are done by a writer goroutine, so the loop goes on
@@ -112,44 +122,40 @@ func (r *Node) Run(ctx context.Context) error {
 	defer ticker.Stop()
 	batch := time.NewTimer(time.Hour)
 	batch.Stop()
-	loop := protocol.Loop{Core: r.cfg.Core, Inbox: r.inbox, Limits: round.Deployed, BatchDelay: r.cfg.BatchDelay}
 	for {
 		var ev protocol.Event
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-r.inbox.Wake():
+		case <-r.loop.Inbox.Wake():
 		case <-ticker.C:
 			ev.Ticks = 1
 		case <-batch.C:
 			ev.BatchDue = true
 		case reply := <-r.metricsReq:
-			reply <- loop.Core.Metrics()
+			reply <- r.loop.Core.Metrics()
 			continue
 		}
-		start := time.Now()
-		rd, arm := loop.Round(ev, func() bool { return time.Since(start) >= roundBudget })
-		if arm {
+		if r.round(ev) {
 			batch.Reset(r.cfg.BatchDelay)
 		}
-		r.handle(rd)
-		loop.Core.Advance()
-		st := loop.Core.Status()
-		r.status.Store(&st)
 	}
 }
 
-// handle sends a round's messages and queues its write.
-func (r *Node) handle(rd protocol.Ready) {
-	r.tr.SendAll(rd.Messages)
-	if now := r.writes.Add(rd); now != nil {
-		r.deliver(now)
-		return
+// round runs one round of the core, within its budget, and wakes the
+// writer if writes wait; arm starts the batch timer.
+func (r *Node) round(ev protocol.Event) (arm bool) {
+	start := time.Now()
+	arm, writing := r.loop.Round(ev, func() bool { return time.Since(start) >= r.budget })
+	if writing {
+		select {
+		case r.writeWake <- struct{}{}:
+		default:
+		}
 	}
-	select {
-	case r.writeWake <- struct{}{}:
-	default:
-	}
+	st := r.loop.Core.Status()
+	r.status.Store(&st)
+	return arm
 }
 
 // writer does the queued rounds' writes, all that wait in one go (one
@@ -167,7 +173,7 @@ func (r *Node) writer(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
 	var wait *time.Timer
 	for {
-		b, ok := r.writes.Take()
+		b, ok := r.loop.Writes.Take()
 		if !ok {
 			select {
 			case <-ctx.Done():
@@ -176,16 +182,8 @@ func (r *Node) writer(ctx context.Context, done chan<- struct{}) {
 			}
 			continue
 		}
-		if b.Write != nil {
-			if err := b.Write.Do(); err != nil {
-				// A disk that cannot write leaves no safe way on: nothing
-				// that waited for the write may be sent.
-				panic(fmt.Sprintf("replica %d: disk write: %v", r.cfg.Transport.Self, err))
-			}
-		}
-		r.deliver(b.After)
-		r.writes.Done(b)
-		if r.cfg.SyncDelay > 0 && b.Write != nil && r.writes.Len() > 0 {
+		r.write(b)
+		if r.cfg.SyncDelay > 0 && b.Write != nil && r.loop.Writes.Len() > 0 {
 			if wait == nil {
 				wait = time.NewTimer(r.cfg.SyncDelay)
 			} else {
@@ -201,17 +199,14 @@ func (r *Node) writer(ctx context.Context, done chan<- struct{}) {
 	}
 }
 
-// deliver sends messages that waited for a write; those to this replica
-// are raft's own news that the write is durable, for the core.
-func (r *Node) deliver(envs []wire.Envelope) {
-	self := r.cfg.Transport.Self
-	start := 0
-	for i := range envs {
-		if envs[i].To == self {
-			r.tr.SendAll(envs[start:i])
-			r.inbox.Put(self, envs[i].Msg)
-			start = i + 1
+// write does a batch's write and delivers what waited for it.
+func (r *Node) write(b protocol.Batch) {
+	if b.Write != nil {
+		if err := b.Write.Do(); err != nil {
+			// A disk that cannot write leaves no safe way on: nothing
+			// that waited for the write may be sent.
+			panic(fmt.Sprintf("replica %d: disk write: %v", r.cfg.Transport.Self, err))
 		}
 	}
-	r.tr.SendAll(envs[start:])
+	r.loop.Written(b)
 }

@@ -4,13 +4,14 @@ import (
 	"time"
 
 	"github.com/hybridkv/hybridkv/internal/round"
+	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
-// Loop is the part of a replica's loop every driver shares: what one
-// round does to its core. The driver runs a round whenever something
-// happened (messages arrived, a tick, the batch timer fired, a write
-// became durable), sends the round's Messages, queues its write and what
-// waits for it (WriteQueue), then calls Core.Advance.
+// Loop is a replica's round, the same for every driver: package node's
+// process loop and the simulator both run their replicas through it, and
+// differ only in when rounds happen (a driver runs one whenever something
+// happened: messages arrived, a tick, the batch timer fired, a write
+// became durable) and in how their writer does a write.
 type Loop struct {
 	Core   Replica
 	Inbox  *round.Inbox
@@ -19,6 +20,14 @@ type Loop struct {
 	// others before the batch is proposed; 0 proposes at the end of the
 	// round that took it.
 	BatchDelay time.Duration
+	// Self is the replica's id: what the core addresses to it is raft's
+	// news that a write is durable, handed back through the Inbox.
+	Self wire.NodeID
+	// Send puts envelopes on the network, done with them when it returns.
+	// It is called from the round and from the writer (Written).
+	Send func([]wire.Envelope)
+	// Writes holds the rounds whose writes are not done yet.
+	Writes WriteQueue
 	// armed: the driver's batch timer runs.
 	armed bool
 }
@@ -32,10 +41,13 @@ type Event struct {
 }
 
 // Round ticks the core, proposes its batch if the batch timer fired,
-// steps the round's messages (round.Take), applies the batching rule and returns
-// what the core produced. arm tells the driver to start its batch timer
-// for BatchDelay.
-func (r *Loop) Round(ev Event, spent func() bool) (rd Ready, arm bool) {
+// steps the round's messages (round.Take), applies the batching rule,
+// and hands out what the core produced by Ready's rules: Messages go out
+// at once, the Write and After join Writes (After goes out at once when
+// no write waits), and the core advances. arm tells the driver to start
+// its batch timer for BatchDelay; writing, that rounds wait for its
+// writer.
+func (r *Loop) Round(ev Event, spent func() bool) (arm, writing bool) {
 	for range ev.Ticks {
 		r.Core.Tick()
 	}
@@ -52,10 +64,33 @@ func (r *Loop) Round(ev Event, spent func() bool) (rd Ready, arm bool) {
 			r.armed, arm = true, true
 		}
 	}
-	return r.Core.Ready(), arm
+	rd := r.Core.Ready()
+	r.Send(rd.Messages)
+	if now := r.Writes.Add(rd); now != nil {
+		r.deliver(now)
+	}
+	r.Core.Advance()
+	return arm, r.Writes.Len() > 0
 }
 
-// Restart forgets the batch timer, for a core that replaced a crashed one.
-func (r *Loop) Restart(core Replica) {
-	r.Core, r.armed = core, false
+// Written delivers what waited for batch b once the driver's writer has
+// done its write, and drops b's rounds from Writes. It does not touch
+// the core, so a writer may call it while a round runs.
+func (r *Loop) Written(b Batch) {
+	r.deliver(b.After)
+	r.Writes.Done(b)
+}
+
+// deliver sends envelopes that waited for a write, in order; those to the
+// replica itself go back to its Inbox, for the core's next round.
+func (r *Loop) deliver(envs []wire.Envelope) {
+	start := 0
+	for i := range envs {
+		if envs[i].To == r.Self {
+			r.Send(envs[start:i])
+			r.Inbox.Put(r.Self, envs[i].Msg)
+			start = i + 1
+		}
+	}
+	r.Send(envs[start:])
 }

@@ -129,6 +129,11 @@ type Sim struct {
 	// OnDeliver, when set, is called for every message as it reaches a
 	// running node, before the node's round takes it.
 	OnDeliver func(from, to wire.NodeID, m wire.Message)
+	// OnLoop, when set, is called for what a replica's driver decides: a
+	// round and what woke it, its disk taking the writes waiting, the
+	// write done. With OnDeliver it is everything the replica's loop was
+	// handed, in order, so that a test can hand another driver the same.
+	OnLoop func(id wire.NodeID, step LoopStep)
 
 	Stats Stats
 }
@@ -147,7 +152,7 @@ type node struct {
 	// inbox holds what the node received for its next round; loop is a
 	// replica's round (see protocol.Loop).
 	inbox *round.Inbox
-	loop  protocol.Loop
+	loop  *protocol.Loop
 	// roundArmed: a round is scheduled for what the inbox holds.
 	roundArmed bool
 	// disk and records are a replica's: they outlive its crashes.
@@ -161,9 +166,8 @@ type node struct {
 	deferred []*event
 	// tick is this node's tick period: clocks drift, so tick rates differ.
 	tick time.Duration
-	// writes holds the rounds whose writes are not durable yet; writing is
-	// the batch the disk is working on, if busy.
-	writes  protocol.WriteQueue
+	// writing is the batch of the loop's Writes the disk is working on,
+	// if busy.
 	writing protocol.Batch
 	busy    bool
 }
@@ -251,7 +255,12 @@ func (s *Sim) startReplica(n *node) error {
 	}
 	n.replica, n.up = core, true
 	n.inbox = round.NewInbox()
-	n.loop = protocol.Loop{Core: core, Inbox: n.inbox, Limits: s.cfg.Rounds.Limits, BatchDelay: s.cfg.BatchDelay}
+	n.loop = &protocol.Loop{Core: core, Inbox: n.inbox, Limits: s.cfg.Rounds.Limits, BatchDelay: s.cfg.BatchDelay,
+		Self: n.id, Send: func(envs []wire.Envelope) {
+			for _, env := range envs {
+				s.send(n, env)
+			}
+		}}
 	n.roundArmed = false
 	n.generation++
 	s.startTimers(n)
@@ -306,7 +315,9 @@ func (s *Sim) Crash(id wire.NodeID) {
 	n := s.nodes[id]
 	n.up = false
 	n.generation++
-	n.writes.Clear()
+	if n.loop != nil {
+		n.loop.Writes.Clear()
+	}
 	n.busy = false
 	n.disk.Crash()
 	if n.records != nil {
@@ -504,13 +515,16 @@ func (s *Sim) runRound(n *node, ev protocol.Event) {
 		s.drain(n)
 		return
 	}
-	rd, arm := n.loop.Round(ev, nil)
+	s.onLoop(n, LoopStep{Kind: Round, Event: ev})
+	arm, writing := n.loop.Round(ev, nil)
 	if arm {
 		s.schedule(s.cfg.BatchDelay, &event{kind: evFlush, node: n.id, gen: n.generation})
 	}
-	s.handOut(n, rd)
+	if writing {
+		s.startWrite(n)
+	}
 	if n.inbox.Len() > 0 {
-		s.armRound(n) // the round left clients' messages waiting
+		s.armRound(n) // the round left messages waiting
 	}
 }
 
@@ -545,20 +559,6 @@ func (s *Sim) deliver(n *node, e *event) {
 	s.armRound(n)
 }
 
-// handOut puts what a replica's round produced on the network and its
-// write on the disk's queue, as package node does.
-func (s *Sim) handOut(n *node, rd protocol.Ready) {
-	for _, env := range rd.Messages {
-		s.send(n, env)
-	}
-	now := n.writes.Add(rd)
-	n.replica.Advance()
-	for _, env := range now {
-		s.send(n, env)
-	}
-	s.startWrite(n)
-}
-
 // drain collects what a client core produced and puts it on the network.
 func (s *Sim) drain(n *node) {
 	out, done := n.client.Ready()
@@ -582,11 +582,12 @@ func (s *Sim) startWrite(n *node) {
 	if n.busy {
 		return
 	}
-	b, ok := n.writes.Take()
+	b, ok := n.loop.Writes.Take()
 	if !ok {
 		return
 	}
 	n.writing, n.busy = b, true
+	s.onLoop(n, LoopStep{Kind: WriteTaken})
 	if s.cfg.DiskLatency < 0 {
 		s.written(n)
 		return
@@ -601,21 +602,15 @@ func (s *Sim) startWrite(n *node) {
 func (s *Sim) written(n *node) {
 	b := n.writing
 	n.writing, n.busy = protocol.Batch{}, false
+	s.onLoop(n, LoopStep{Kind: WriteDone})
 	if b.Write != nil {
 		if err := b.Write.Do(); err != nil {
 			panic(fmt.Sprintf("sim: replica %d: disk write: %v", n.id, err))
 		}
 	}
-	n.writes.Done(b)
-	for _, env := range b.After {
-		if env.To == n.id {
-			// Raft's news for the replica itself, stepped in its next
-			// round, as the node's writer hands it to the loop.
-			n.inbox.Put(n.id, env.Msg)
-		} else {
-			s.send(n, env)
-		}
-	}
+	// Raft's news for the replica itself waits in the inbox for the
+	// round below, as the node's writer hands it to the loop.
+	n.loop.Written(b)
 	s.runRound(n, protocol.Event{}) // starts the next write
 }
 
