@@ -7,6 +7,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
+	"github.com/hybridkv/hybridkv/internal/smr"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
@@ -108,7 +109,26 @@ func (r *Replica) keepReplaced(index uint64) {
 // records together with the raft log's entries; this sync then has nothing
 // left to do.)
 func (r *Replica) Ready() protocol.Ready {
-	rd := r.Replica.Ready()
+	r.Begin()
+	for ev := r.Next(); ev.Kind != smr.Done; ev = r.Next() {
+		switch ev.Kind {
+		case smr.Appended:
+			r.appendedEntry(ev.Index, ev.Req)
+		case smr.Replaced:
+			r.keepReplaced(ev.Index)
+		case smr.Applied:
+			r.appliedEntry(ev.Index, ev.Req, ev.Result, ev.Reply)
+		case smr.Restored:
+			r.restored()
+		case smr.LeaderChanged:
+			r.leaderChanged(ev.Leading)
+		case smr.Settled:
+			r.settled()
+		case smr.Compacting:
+			r.compacting()
+		}
+	}
+	rd := r.Output()
 	if r.records == nil {
 		return rd
 	}

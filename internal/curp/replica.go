@@ -122,21 +122,28 @@ func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
 	if r.staleTicks <= 0 {
 		r.staleTicks = defaultStaleRecordTicks
 	}
-	base.SetProtocol((*hooks)(r))
+	// Entries logged before a restart and not applied yet are appended
+	// as far as the protocol is concerned.
+	base.EachUnapplied(r.appendedEntry)
 	return r, nil
 }
 
 // Pool exposes the witness pool to extensions.
 func (r *Replica) Pool() *witness.Pool { return r.pool }
 
-// hooks is the Replica seen by the shared core: the smr.Protocol methods
-// stay off the Replica's own method set.
-type hooks Replica
+// Step implements protocol.Replica.
+func (r *Replica) Step(from wire.NodeID, m wire.Message) {
+	switch m := m.(type) {
+	case *wire.Raft:
+		r.StepRaft(from, m)
+	case *wire.Request:
+		r.request(from, m)
+	default:
+		r.message(from, m)
+	}
+}
 
-func (h *hooks) Request(from wire.NodeID, req *wire.Request) { (*Replica)(h).request(from, req) }
-
-func (h *hooks) Message(from wire.NodeID, m wire.Message) {
-	r := (*Replica)(h)
+func (r *Replica) message(from wire.NodeID, m wire.Message) {
 	switch m := m.(type) {
 	case *wire.Recover:
 		r.onRecover(from, m)
@@ -151,16 +158,14 @@ func (h *hooks) Message(from wire.NodeID, m wire.Message) {
 	}
 }
 
-func (h *hooks) Appended(index uint64, req *wire.Request) {
-	r := (*Replica)(h)
+func (r *Replica) appendedEntry(index uint64, req *wire.Request) {
 	r.appended(index, req)
 	if r.ext != nil {
 		r.ext.Appended(r, index, req)
 	}
 }
 
-func (h *hooks) Applied(index uint64, req *wire.Request, res kvstore.Result, reply *wire.Reply) {
-	r := (*Replica)(h)
+func (r *Replica) appliedEntry(index uint64, req *wire.Request, res kvstore.Result, reply *wire.Reply) {
 	r.pool.Remove(req.Op.ID)
 	r.forgetAcked(req.Op.ID.Session)
 	if reply != nil && r.weakPath(&req.Op) {
@@ -171,8 +176,7 @@ func (h *hooks) Applied(index uint64, req *wire.Request, res kvstore.Result, rep
 	}
 }
 
-func (h *hooks) LeaderChanged(leading bool) {
-	r := (*Replica)(h)
+func (r *Replica) leaderChanged(leading bool) {
 	r.wit.reset()
 	if leading {
 		// The pool of a leader holds what its log holds unapplied, so that
@@ -197,15 +201,14 @@ func (h *hooks) LeaderChanged(leading bool) {
 	}
 }
 
-func (h *hooks) Settled() {
-	if r := (*Replica)(h); r.ext != nil {
+func (r *Replica) settled() {
+	if r.ext != nil {
 		r.ext.Settled(r)
 	}
 }
 
-// Restored drops records of operations the snapshot already holds.
-func (h *hooks) Restored() {
-	r := (*Replica)(h)
+// restored drops records of operations the snapshot already holds.
+func (r *Replica) restored() {
 	var applied []wire.OpID
 	r.pool.Each(func(rec *witness.Record) {
 		if r.Replica.Applied(rec.Op.ID) {
@@ -227,7 +230,7 @@ func (h *hooks) Restored() {
 	r.keepReplaced(0)
 }
 
-// Compacting rewrites the witness log with the pool before the state is
+// compacting rewrites the witness log with the pool before the state is
 // snapshotted. The log drops no record when its operation applies (see
 // witness.Log): a restart drops the loaded records of operations its
 // state says are applied, and the entries it replays drop the rest. But
@@ -241,16 +244,15 @@ func (h *hooks) Restored() {
 // preceded by a rewrite that leaves the log only the records of
 // operations not applied yet; records appended afterwards are of
 // operations that arrived after the snapshot's index applied.
-func (h *hooks) Compacting() {
-	if r := (*Replica)(h); r.records != nil {
+func (r *Replica) compacting() {
+	if r.records != nil {
 		r.rewriteRecords()
 	}
 }
 
-func (h *hooks) Replaced(index uint64) { (*Replica)(h).keepReplaced(index) }
-
-func (h *hooks) Tick() {
-	r := (*Replica)(h)
+// Tick implements protocol.Replica.
+func (r *Replica) Tick() {
+	r.Replica.Tick()
 	if r.recovery != nil {
 		r.recovery.tick(r)
 	}

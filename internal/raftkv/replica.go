@@ -2,15 +2,18 @@ package raftkv
 
 import (
 	"github.com/hybridkv/hybridkv/internal/coreconfig"
-	"github.com/hybridkv/hybridkv/internal/kvstore"
+	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/smr"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
-// Replica is a Raft baseline replica.
+// Replica is a Raft baseline replica core: the replicated state machine,
+// with client requests answered by the leader once applied.
 type Replica struct {
 	*smr.Replica
 }
+
+var _ protocol.Replica = (*Replica)(nil)
 
 // NewReplica builds a Raft baseline replica core.
 func NewReplica(cfg coreconfig.Config, opts smr.Options) (*Replica, error) {
@@ -18,31 +21,32 @@ func NewReplica(cfg coreconfig.Config, opts smr.Options) (*Replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Replica{Replica: base}
-	base.SetProtocol(hooks{r})
-	return r, nil
+	return &Replica{Replica: base}, nil
 }
 
-// hooks is the Raft baseline's smr.Protocol: only requests need handling.
-type hooks struct{ r *Replica }
-
-func (h hooks) Request(from wire.NodeID, req *wire.Request) {
-	r := h.r
-	if !r.IsLeader() {
-		r.ReplyAfterWrite(from, &wire.Reply{Kind: wire.ReplyNotLeader, ID: req.Op.ID})
-		return
-	}
-	if !r.AnswerApplied(from, req) {
-		r.Propose(from, req)
+// Step implements protocol.Replica: raft's messages go to the log; a
+// request is logged by the leader, or answered from the session table if
+// it already applied.
+func (r *Replica) Step(from wire.NodeID, m wire.Message) {
+	switch m := m.(type) {
+	case *wire.Raft:
+		r.StepRaft(from, m)
+	case *wire.Request:
+		if !r.IsLeader() {
+			r.ReplyAfterWrite(from, &wire.Reply{Kind: wire.ReplyNotLeader, ID: m.Op.ID})
+			return
+		}
+		if !r.AnswerApplied(from, m) {
+			r.Propose(from, m)
+		}
 	}
 }
 
-func (hooks) Message(wire.NodeID, wire.Message)                          {}
-func (hooks) Appended(uint64, *wire.Request)                             {}
-func (hooks) Applied(uint64, *wire.Request, kvstore.Result, *wire.Reply) {}
-func (hooks) LeaderChanged(bool)                                         {}
-func (hooks) Restored()                                                  {}
-func (hooks) Compacting()                                                {}
-func (hooks) Replaced(uint64)                                            {}
-func (hooks) Settled()                                                   {}
-func (hooks) Tick()                                                      {}
+// Ready implements protocol.Replica: the state machine's round needs no
+// follow-up.
+func (r *Replica) Ready() protocol.Ready {
+	r.Begin()
+	for r.Next().Kind != smr.Done {
+	}
+	return r.Output()
+}

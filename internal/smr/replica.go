@@ -13,41 +13,6 @@ import (
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
-// Protocol is what a protocol adds to the replicated state machine. Every
-// method runs on the core's single thread.
-type Protocol interface {
-	// Request handles a client request.
-	Request(from wire.NodeID, req *wire.Request)
-	// Message handles a message that is neither raft's nor a request.
-	Message(from wire.NodeID, m wire.Message)
-	// Appended runs for each entry added to this replica's log.
-	Appended(index uint64, req *wire.Request)
-	// Applied runs after each entry is applied; reply is the reply the
-	// leader is about to send to the operation's client (nil if none), for
-	// the protocol to adjust.
-	Applied(index uint64, req *wire.Request, res kvstore.Result, reply *wire.Reply)
-	// LeaderChanged runs when this replica starts or stops leading.
-	LeaderChanged(leading bool)
-	// Restored runs after the state was replaced by a snapshot, which
-	// replaced the log too.
-	Restored()
-	// Compacting runs before the applied state is snapshotted to bound
-	// the log. A restart then starts from the snapshot and no longer
-	// replays the entries it covers: what the protocol keeps on disk and
-	// drops only as those entries apply must be dropped from the disk
-	// first.
-	Compacting()
-	// Replaced runs when a new entry replaced the log's entries from index
-	// on (a later leader's log differed there).
-	Replaced(index uint64)
-	// Settled runs once a round, after the round's entries were appended
-	// and applied: work that waits on the log's progress is done here
-	// once, not after every entry.
-	Settled()
-	// Tick runs on every tick.
-	Tick()
-}
-
 // Options tune a replica.
 type Options struct {
 	// MaxBatch flushes a proposal batch early once it holds this many ops.
@@ -81,12 +46,14 @@ func (o *Options) defaults() {
 	}
 }
 
-// Replica is the shared replica core; a Protocol gives it its behaviour.
+// Replica is the replicated state machine a log-based protocol's core
+// owns and drives: the core steps raft's messages into it (StepRaft),
+// proposes operations, and walks each round's events (Begin, Next) to
+// follow them up.
 type Replica struct {
 	id    wire.NodeID
 	peers []wire.NodeID
 	opts  Options
-	proto Protocol
 	log   *raftlog.Log
 	store *kvstore.Store
 
@@ -101,7 +68,7 @@ type Replica struct {
 	logged    map[wire.OpID]uint64
 	wasLeader bool
 	// tail is the index of the last entry appended, to tell when a new
-	// one replaces entries (Protocol.Replaced).
+	// one replaces entries (Replaced).
 	tail uint64
 	// entries holds the entries appended and not applied yet, decoded.
 	entries entries
@@ -115,9 +82,23 @@ type Replica struct {
 	// protocol.Ready).
 	out   []wire.Envelope
 	after []wire.Envelope
+
+	// The round Next walks: the raft log's, how far, and what the last
+	// event left unfinished (the entry its Replaced came before, the
+	// reply of its Applied).
+	round      raftlog.Round
+	cursor     int
+	phase      roundPhase
+	unfinished unfinished
+	replacing  raftlog.Event
+	reply      *wire.Reply
+	replyTo    wire.NodeID
 }
 
-// New builds a replica core; SetProtocol must follow before use.
+// New builds the replicated state machine of one replica. A restarted
+// replica's log may hold entries it had appended but not applied before it
+// stopped: the protocol owning it should treat them as appended
+// (EachUnapplied), as if the replica had never stopped.
 func New(cfg coreconfig.Config, opts Options) (*Replica, error) {
 	opts.CompactEvery = cmp.Or(opts.CompactEvery, cfg.CompactEvery)
 	opts.CompactKeep = cmp.Or(opts.CompactKeep, cfg.CompactKeep)
@@ -156,14 +137,6 @@ func New(cfg coreconfig.Config, opts Options) (*Replica, error) {
 		logged:      make(map[wire.OpID]uint64),
 		tail:        log.LastIndex(),
 	}, nil
-}
-
-// SetProtocol plugs the protocol in. A restarted replica's log may hold
-// entries it had appended but not applied before it stopped: the protocol
-// sees them appended, as if the replica had never stopped.
-func (r *Replica) SetProtocol(p Protocol) {
-	r.proto = p
-	r.EachUnapplied(p.Appended)
 }
 
 // restoreStore rebuilds the applied state a replica starts from: the last
@@ -235,28 +208,17 @@ func (r *Replica) Status() protocol.Status {
 	}
 }
 
-// Tick implements protocol.Replica.
+// Tick advances raft's clock and the replica's, for the protocol's Tick.
 func (r *Replica) Tick() {
 	r.ticks++
 	r.log.Tick()
 	r.maybeLogClock()
-	if r.log.SnapshotWanted() {
-		r.compact() // nothing may apply for a while to trigger it
-	}
-	r.proto.Tick()
 }
 
-// Step implements protocol.Replica.
-func (r *Replica) Step(from wire.NodeID, m wire.Message) {
-	switch m := m.(type) {
-	case *wire.Raft:
-		if err := r.log.Step(m.M); err != nil {
-			r.opts.Logger.Debug("raft step", "from", from, "err", err)
-		}
-	case *wire.Request:
-		r.proto.Request(from, m)
-	default:
-		r.proto.Message(from, m)
+// StepRaft hands raft a message from a peer.
+func (r *Replica) StepRaft(from wire.NodeID, m *wire.Raft) {
+	if err := r.log.Step(m.M); err != nil {
+		r.opts.Logger.Debug("raft step", "from", from, "err", err)
 	}
 }
 
@@ -359,39 +321,6 @@ func (r *Replica) Flush() {
 		r.entries.dropProposals()
 	}
 	r.batch = r.batch[:0]
-}
-
-// Ready implements protocol.Replica.
-func (r *Replica) Ready() protocol.Ready {
-	r.store.Thaw()
-	round, err := r.log.Ready()
-	if err != nil {
-		// Raft's storage in memory refused what raft handed it: the core's
-		// state can no longer be trusted.
-		panic(fmt.Sprintf("replica %d: raft ready: %v", r.id, err))
-	}
-	r.take(round)
-	if leading := r.log.IsLeader(); leading != r.wasLeader {
-		r.wasLeader = leading
-		clear(r.logged)
-		if !leading {
-			r.batch = r.batch[:0]
-			r.entries.dropProposals()
-			clear(r.proposed)
-		} else {
-			r.noteLogged()
-			r.clockOnLeading()
-		}
-		r.proto.LeaderChanged(leading)
-	}
-	r.proto.Settled()
-	r.compactIfDue()
-	rd := protocol.Ready{Messages: r.out, After: r.after}
-	if round.Write != nil { // a nil *raftlog.Write is not a nil protocol.Write
-		rd.Write = round.Write
-	}
-	r.after = nil // the driver's now
-	return rd
 }
 
 // Advance implements protocol.Replica.

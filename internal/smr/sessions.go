@@ -56,7 +56,6 @@ func (r *Replica) logClock() {
 func (r *Replica) applyClock(index uint64, c *wire.Clock) {
 	r.store.Tick(index, c.Now, c.ExpireAfter)
 	r.followClock()
-	r.maybeCompact()
 }
 
 // followClock sets the replica's ticks from the log's clock, as the store

@@ -8,26 +8,29 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hybridkv/hybridkv/internal/coreconfig"
-	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
-// bare is a Protocol that adds nothing: the replicas only log the leader's
-// clock entries, which is all these tests need.
-type bare struct{}
+// bare is the least core a Replica can be driven by: it steps raft's
+// messages and walks each round to its end, adding nothing. The replicas
+// then only log the leader's clock entries and what a test proposes,
+// which is all these tests need.
+type bare struct{ *Replica }
 
-func (bare) Request(wire.NodeID, *wire.Request)                         {}
-func (bare) Message(wire.NodeID, wire.Message)                          {}
-func (bare) Appended(uint64, *wire.Request)                             {}
-func (bare) Applied(uint64, *wire.Request, kvstore.Result, *wire.Reply) {}
-func (bare) LeaderChanged(bool)                                         {}
-func (bare) Restored()                                                  {}
-func (bare) Compacting()                                                {}
-func (bare) Replaced(uint64)                                            {}
-func (bare) Settled()                                                   {}
-func (bare) Tick()                                                      {}
+func (b bare) Step(from wire.NodeID, m wire.Message) {
+	if m, ok := m.(*wire.Raft); ok {
+		b.StepRaft(from, m)
+	}
+}
+
+func (b bare) Ready() protocol.Ready {
+	b.Begin()
+	for b.Next().Kind != Done {
+	}
+	return b.Output()
+}
 
 // testExpiry is the session expiry of compactingSim: 640 ticks of 10 ms,
 // so the leader logs a clock entry every 10 ticks.
@@ -46,8 +49,7 @@ func compactingSim(t *testing.T) *sim.Sim {
 			if err != nil {
 				return nil, err
 			}
-			r.SetProtocol(bare{})
-			return r, nil
+			return bare{r}, nil
 		},
 	})
 	require.NoError(t, err)
@@ -55,7 +57,7 @@ func compactingSim(t *testing.T) *sim.Sim {
 	return s
 }
 
-func replica(s *sim.Sim, id wire.NodeID) *Replica { return s.Replica(id).(*Replica) }
+func replica(s *sim.Sim, id wire.NodeID) *Replica { return s.Replica(id).(bare).Replica }
 
 // snapshotTicksScenario cuts a follower off with its clock at 2.5 times
 // the rate for longer than the expiry over 1.5, while the leader's log is
