@@ -135,11 +135,13 @@ func (c *clocks) hasWrite(v *vclock, x int32) bool {
 // stays live until its last reader returns, which under a skewed key
 // choice is most of a long run, and a live vclock of a pipelining history
 // holds hundreds of in-flight writes (16 bytes each) besides its S words.
-// Encoded it is about a fifth of that: each t entry as its distance
-// below the write's invocation, each g member as the distance from the
-// previous one (members are sorted, and in-flight writes are close
-// together in a history), its session and return time looked up again
-// from the ops.
+// Encoded, each t entry is its distance below the write's invocation and
+// each g member its distance from the previous one (members are sorted,
+// and in-flight writes are close together in a history), its session and
+// return time looked up again from the ops: a few bytes where the vclock
+// holds 8 and 16. Checking a 60 s history of 4.87 million operations
+// (96 sessions, 15 in flight each) peaked at 4.5 GB of heap so, 10.2 GB
+// with live vclocks.
 type frozen []byte
 
 // freeze encodes v, whose t entries are at most at.

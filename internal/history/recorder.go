@@ -21,7 +21,7 @@ type Recorder struct {
 	// every growth past its capacity copied the whole history while
 	// every session waited on mu. Ten checked minutes at 95 % weak
 	// recorded 35 million events, and the clients stood still for seconds
-	// at each growth (0 operations in 13 of the 600 seconds, 503
+	// at each growth (0 operations in 12 of the 600 seconds, 503
 	// operations timed out, the longest wait 19.5 s).
 	events   [][]Event
 	replicas []ReplicaState

@@ -597,8 +597,8 @@ func (s *Sim) startWrite(n *node) {
 }
 
 // written finishes the disk's batch: the write is durable, so what waited
-// for it goes out; raft's news for the replica itself is stepped at once,
-// in order, as a local thread's would be.
+// for it goes out (Loop.Written), and a round runs at once for raft's news
+// to the replica itself, as the node's loop wakes for it.
 func (s *Sim) written(n *node) {
 	b := n.writing
 	n.writing, n.busy = protocol.Batch{}, false
@@ -608,8 +608,6 @@ func (s *Sim) written(n *node) {
 			panic(fmt.Sprintf("sim: replica %d: disk write: %v", n.id, err))
 		}
 	}
-	// Raft's news for the replica itself waits in the inbox for the
-	// round below, as the node's writer hands it to the loop.
 	n.loop.Written(b)
 	s.runRound(n, protocol.Event{}) // starts the next write
 }
