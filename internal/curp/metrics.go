@@ -10,10 +10,12 @@ const (
 	MetricRecoveryWaiting = "curp_recovery_waiting_requests"
 	MetricStaleForwarded  = "witness_stale_records_forwarded_total"
 	MetricStaleLogged     = "witness_stale_records_logged_total"
+	MetricHeldRequests    = "curp_held_requests"
 )
 
 // Metrics implements protocol.Replica: the shared core's metrics plus the
-// witness pool, recovery and the extension's own structures.
+// witness pool, recovery and the requests held for their session's order.
+// A hybrid protocol's core adds its own.
 func (r *Replica) Metrics() protocol.Metrics {
 	m := r.Replica.Metrics()
 	recovering := 0.0
@@ -31,9 +33,8 @@ func (r *Replica) Metrics() protocol.Metrics {
 			Help: "Witness records held past the stale age and handed to the leader to log (see the curp package's sweepStale)."},
 		protocol.Measure{Name: MetricStaleLogged, Counter: true, Value: float64(r.staleLogged),
 			Help: "Stale witness records this replica logged as leader: operations whose clients gave up before they reached the log."},
+		protocol.Measure{Name: MetricHeldRequests, Value: float64(r.heldRequests()),
+			Help: "Requests the leader holds until their session's previous weak write is logged."},
 	)
-	if r.ext != nil {
-		m.Own = append(m.Own, r.ext.Metrics()...)
-	}
 	return m
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
-	"github.com/hybridkv/hybridkv/internal/smr"
 	"github.com/hybridkv/hybridkv/internal/wire"
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
@@ -103,32 +102,13 @@ func (r *Replica) keepReplaced(index uint64) {
 	r.keepFirst = r.keepFirst || len(kept) > 0
 }
 
-// Ready implements protocol.Replica: the witness records added since the
-// last round are synced by the round's write, so they are durable before
-// any reply of this round goes out. (A disk that keeps both logs syncs the
-// records together with the raft log's entries; this sync then has nothing
-// left to do.)
-func (r *Replica) Ready() protocol.Ready {
-	r.Begin()
-	for ev := r.Next(); ev.Kind != smr.Done; ev = r.Next() {
-		switch ev.Kind {
-		case smr.Appended:
-			r.appendedEntry(ev.Index, ev.Req)
-		case smr.Replaced:
-			r.keepReplaced(ev.Index)
-		case smr.Applied:
-			r.appliedEntry(ev.Index, ev.Req, ev.Result, ev.Reply)
-		case smr.Restored:
-			r.restored()
-		case smr.LeaderChanged:
-			r.leaderChanged(ev.Leading)
-		case smr.Settled:
-			r.settled()
-		case smr.Compacting:
-			r.compacting()
-		}
-	}
-	rd := r.Output()
+// Output completes the round's smr.Output: the witness records added
+// since the last round are synced by the round's write, so they are
+// durable before any reply of this round goes out. (A disk that keeps both
+// logs syncs the records together with the raft log's entries; this sync
+// then has nothing left to do.)
+func (r *Replica) Output() protocol.Ready {
+	rd := r.Replica.Output()
 	if r.records == nil {
 		return rd
 	}

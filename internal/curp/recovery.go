@@ -101,7 +101,7 @@ func (rec *recovery) onReply(r *Replica, from wire.NodeID, m *wire.RecoverReply)
 // the session's previous weak write (CURP-HO holds it until that is logged),
 // so a replay keeps each session's order.
 func (r *Replica) replay(req *wire.Request) {
-	if r.ext != nil && !broken.replayUnordered && !r.ext.Admit(r, 0, req) {
+	if !broken.replayUnordered && !r.admit(0, req) {
 		return
 	}
 	r.Propose(0, req)
@@ -158,9 +158,5 @@ func (rec *recovery) maybeFinish(r *Replica) {
 		}
 	}
 	r.learnRuns(rec)
-	waiting := r.waiting
-	r.waiting = nil
-	for _, q := range waiting {
-		r.request(q.from, q.req)
-	}
+	r.requeueWaiting()
 }

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 
 	"github.com/hybridkv/hybridkv/internal/coreconfig"
-	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/smr"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -26,56 +25,55 @@ type Options struct {
 	// operation to apply before the leader is asked to log it (see
 	// sweepStale); 0 means defaultStaleRecordTicks.
 	StaleRecordTicks int
-	// Extension adds a hybrid protocol's weak path; nil is plain CURP,
-	// which serves weak operations as strong ones.
-	Extension Extension
-	Logger    *slog.Logger
+	// WeakPath says what a hybrid protocol built on this replica does with
+	// weak operations; the zero value is plain CURP, which serves them as
+	// strong ones.
+	WeakPath WeakPath
+	Logger   *slog.Logger
 }
 
-// Extension is what a hybrid protocol adds to a CURP replica.
-type Extension interface {
-	// Weak handles a weak request.
-	Weak(r *Replica, from wire.NodeID, req *wire.Request)
-	// Conflicts says whether a pooled write conflicts with a strong
-	// operation on its key.
-	Conflicts(rec *witness.Record, op *wire.Op) bool
-	// Annotate completes a witness reply or the leader's ok speculative
-	// reply to a strong operation.
-	Annotate(r *Replica, op *wire.Op, rep *wire.Reply)
-	// Admit lets the leader propose a strong request now; an extension
-	// that says no must Propose it itself later.
-	Admit(r *Replica, from wire.NodeID, req *wire.Request) bool
-	// Applied runs after the replica applied a logged operation.
-	Applied(r *Replica, index uint64, req *wire.Request, res kvstore.Result)
-	// Appended runs for every entry added to this replica's log.
-	Appended(r *Replica, index uint64, req *wire.Request)
-	// Settled runs once a round, after its entries were appended and
-	// applied.
-	Settled(r *Replica)
-	// LeaderPools reports whether the leader pools operations before it
-	// logs them (CURP-HO's weak writes); if not, the leader's records are
-	// kept by its raft log rather than the witness log (witness.Log).
-	LeaderPools() bool
-	// ReadsShowPool reports whether Annotate tells a read about pooled
-	// writes (CURP-HO's weak writes). If not, a read's reply rests on the
-	// applied state alone and goes out without waiting for the disk.
-	ReadsShowPool() bool
-	// Metrics fills in the sizes of what the extension holds.
-	Metrics() []protocol.Measure
+// WeakPath is what the CURP library needs to know of a hybrid protocol's
+// weak path. The hybrid's own core serves weak operations: the library
+// hands them back (RouteWeak) and never calls into the hybrid.
+type WeakPath struct {
+	// Serve is set by every hybrid protocol: weak operations take its
+	// weak path, not CURP's strong one.
+	Serve bool
+	// LeaderPools says the leader pools operations before it logs them
+	// (CURP-HO's weak writes); if not, the leader's records are kept by
+	// its raft log rather than the witness log (witness.Log).
+	LeaderPools bool
+	// ReadsShowPool says the hybrid tells a strong read about pooled writes
+	// (CURP-HO's weak writes, in Annotate's place). If not, a read's reply
+	// rests on the applied state alone and goes out without waiting for
+	// the disk.
+	ReadsShowPool bool
+	// WeakWritesAreDeps says pooled weak writes do not conflict with a
+	// strong operation on their key: the hybrid reports them as the
+	// operation's dependencies instead (CURP-HO). If not, every pooled
+	// write conflicts, so a strong read behind a pending weak write waits
+	// for it (CURP-HT).
+	WeakWritesAreDeps bool
 }
 
 // Replica is a CURP replica core: the shared replicated state machine plus
 // witnesses, speculative replies and recovery.
 type Replica struct {
 	*smr.Replica
-	ext Extension
+	weak WeakPath
 	// pool holds witness records on a follower and the appended but
 	// unapplied operations on the leader.
 	pool       *witness.Pool
 	retryTicks int
 	recovery   *recovery
-	waiting    []queued // requests that arrived during recovery
-	wit        witnesses
+	waiting    []Queued // requests that arrived during recovery
+	// requeued are requests that waited and must be routed again by the
+	// core (see TakeRequeued).
+	requeued []Queued
+	// order holds the leader's requests back until their session's
+	// previous weak write is logged.
+	order sessionOrder
+	wit   witnesses
 	// records makes the pool durable; nil keeps it in memory only.
 	records witness.Log
 	// recordsInLog is set when this replica, leading, pools what it logs
@@ -95,9 +93,10 @@ type Replica struct {
 	staleForwarded, staleLogged uint64
 }
 
-type queued struct {
-	from wire.NodeID
-	req  *wire.Request
+// Queued is a client's request that waited, with the client to answer.
+type Queued struct {
+	From wire.NodeID
+	Req  *wire.Request
 }
 
 // NewReplica builds a CURP replica core.
@@ -107,9 +106,9 @@ func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Replica{Replica: base, ext: opts.Extension, pool: witness.New(), forgotBelow: make(map[uint64]uint64),
-		retryTicks: max(1, opts.RecoveryRetryTicks), records: cfg.Records,
-		recordsInLog: cfg.Records != nil && (opts.Extension == nil || !opts.Extension.LeaderPools()),
+	r := &Replica{Replica: base, weak: opts.WeakPath, pool: witness.New(), forgotBelow: make(map[uint64]uint64),
+		retryTicks: max(1, opts.RecoveryRetryTicks), records: cfg.Records, order: newSessionOrder(),
+		recordsInLog: cfg.Records != nil && !opts.WeakPath.LeaderPools,
 		// A restarted witness is complete if its records survived.
 		wit: newWitnesses(cfg.Rand.Uint64(), !base.Restarted() || cfg.Records != nil || broken.trustRestarted)}
 	if err := r.loadRecords(); err != nil {
@@ -124,27 +123,48 @@ func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
 	}
 	// Entries logged before a restart and not applied yet are appended
 	// as far as the protocol is concerned.
-	base.EachUnapplied(r.appendedEntry)
+	base.EachUnapplied(func(index uint64, req *wire.Request) { r.appended(index, req) })
 	return r, nil
 }
 
-// Pool exposes the witness pool to extensions.
+// Pool exposes the witness pool to the hybrid protocols.
 func (r *Replica) Pool() *witness.Pool { return r.pool }
 
-// Step implements protocol.Replica.
+// Step implements protocol.Replica: plain CURP's core. A hybrid protocol's
+// core steps the library itself (Route, Deliver, TakeRequeued).
 func (r *Replica) Step(from wire.NodeID, m wire.Message) {
+	if req, ok := m.(*wire.Request); ok && from.IsClient() {
+		r.request(from, req)
+	} else {
+		r.Deliver(from, m)
+	}
+	r.routeRequeued()
+}
+
+// request routes a client's request the way plain CURP does.
+func (r *Replica) request(from wire.NodeID, req *wire.Request) {
+	switch r.Route(from, req) {
+	case RouteWitness:
+		r.ReplyTo(from, &req.Op, r.Witness(req))
+	case RouteLead:
+		r.ProposeInOrder(from, req)
+	}
+}
+
+func (r *Replica) routeRequeued() {
+	for _, q := range r.TakeRequeued() {
+		r.request(q.From, q.Req)
+	}
+}
+
+// Deliver consumes a message other than a client's request: raft's, a
+// peer's stale record, and the recovery's and witness syncs' messages.
+func (r *Replica) Deliver(from wire.NodeID, m wire.Message) {
 	switch m := m.(type) {
 	case *wire.Raft:
 		r.StepRaft(from, m)
 	case *wire.Request:
-		r.request(from, m)
-	default:
-		r.message(from, m)
-	}
-}
-
-func (r *Replica) message(from wire.NodeID, m wire.Message) {
-	switch m := m.(type) {
+		r.collect(m) // a peer's stale record
 	case *wire.Recover:
 		r.onRecover(from, m)
 	case *wire.RecoverReply:
@@ -158,22 +178,54 @@ func (r *Replica) message(from wire.NodeID, m wire.Message) {
 	}
 }
 
-func (r *Replica) appendedEntry(index uint64, req *wire.Request) {
-	r.appended(index, req)
-	if r.ext != nil {
-		r.ext.Appended(r, index, req)
+// Ready implements protocol.Replica: plain CURP's round. A hybrid
+// protocol's core runs its own, handing each event to Handle first.
+func (r *Replica) Ready() protocol.Ready {
+	r.Begin()
+	for ev := r.Next(); ev.Kind != smr.Done; ev = r.Next() {
+		if spec := r.Handle(ev); spec.Reply != nil {
+			r.ReplyTo(spec.To, spec.Op, spec.Reply)
+		}
+		r.routeRequeued()
 	}
+	return r.Output()
 }
 
-func (r *Replica) appliedEntry(index uint64, req *wire.Request, res kvstore.Result, reply *wire.Reply) {
+// Speculative is the leader's speculative reply to a strong operation it
+// appended, not sent yet: a hybrid protocol completes an ok one (CURP-HO
+// names dependencies in it) before the core sends it with ReplyTo.
+type Speculative struct {
+	To    wire.NodeID
+	Op    *wire.Op
+	Reply *wire.Reply // nil if there is nothing to send
+}
+
+// Handle does CURP's part of one event of the round.
+func (r *Replica) Handle(ev smr.Event) Speculative {
+	switch ev.Kind {
+	case smr.Appended:
+		return r.appended(ev.Index, ev.Req)
+	case smr.Replaced:
+		r.keepReplaced(ev.Index)
+	case smr.Applied:
+		r.appliedEntry(ev.Req, ev.Reply)
+	case smr.Restored:
+		r.restored()
+	case smr.LeaderChanged:
+		r.leaderChanged(ev.Leading)
+	case smr.Compacting:
+		r.compacting()
+	}
+	return Speculative{}
+}
+
+func (r *Replica) appliedEntry(req *wire.Request, reply *wire.Reply) {
 	r.pool.Remove(req.Op.ID)
 	r.forgetAcked(req.Op.ID.Session)
 	if reply != nil && r.weakPath(&req.Op) {
 		reply.Kind = wire.ReplyWeak
 	}
-	if r.ext != nil {
-		r.ext.Applied(r, index, req, res)
-	}
+	r.releaseHeld(req.Op.ID)
 }
 
 func (r *Replica) leaderChanged(leading bool) {
@@ -194,17 +246,7 @@ func (r *Replica) leaderChanged(leading bool) {
 		return
 	}
 	r.recovery = nil
-	waiting := r.waiting
-	r.waiting = nil
-	for _, q := range waiting {
-		r.request(q.from, q.req) // as a witness now
-	}
-}
-
-func (r *Replica) settled() {
-	if r.ext != nil {
-		r.ext.Settled(r)
-	}
+	r.requeueWaiting() // to be served as a witness now
 }
 
 // restored drops records of operations the snapshot already holds.
@@ -261,83 +303,6 @@ func (r *Replica) Tick() {
 	r.sweepStale()
 }
 
-func (r *Replica) request(from wire.NodeID, req *wire.Request) {
-	if !from.IsClient() {
-		r.collect(req) // a peer's stale record
-		return
-	}
-	op := &req.Op
-	if r.Replica.Applied(op.ID) {
-		// An applied operation needs no record: the leader resends its
-		// result, a witness acknowledges it.
-		if r.IsLeader() {
-			r.AnswerApplied(from, req)
-		} else {
-			r.ReplyAfterWrite(from, &wire.Reply{Kind: wire.ReplyWitness, ID: op.ID, Ok: true,
-				Incarnation: r.wit.incarnation})
-		}
-		return
-	}
-	if r.recovery != nil && !(r.weakPath(op) && (!op.Kind.IsWrite() || broken.logInRecovery)) {
-		// Nothing is logged before the replay: a later operation of a
-		// session logged first would move the session's floor past a
-		// replayed one, which would then count as a forgotten duplicate.
-		// Only a hybrid protocol's weak reads, which log nothing, go on.
-		r.waiting = append(r.waiting, queued{from, req})
-		return
-	}
-	if op.Level == wire.Weak && r.ext != nil {
-		r.ext.Weak(r, from, req)
-		return
-	}
-	if !r.IsLeader() {
-		r.witness(from, req)
-		return
-	}
-	if r.ext != nil && !r.ext.Admit(r, from, req) {
-		return
-	}
-	r.Propose(from, req)
-}
-
-// witness records req's operation unless a conflicting unapplied operation
-// is recorded, or this replica knows of no leader.
-//
-// With no leader, no strong operation can complete on the fast path (it
-// needs the leader's speculative reply), so a record would only be work for
-// the next leader's recovery, whose order costs the pool's strong
-// operations times its size: pools that a leaderless spell at 99 % weak
-// filled with thousands of strong operations stalled each new leader for
-// seconds, and its followers elected another. Refused, the operation takes
-// the slow path once there is a leader; the client retries until then.
-func (r *Replica) witness(from wire.NodeID, req *wire.Request) {
-	op := &req.Op
-	lead, _ := r.Leader()
-	ok := lead != 0 && r.conflicting(op) == nil
-	if ok {
-		r.pool.Add(op, req.PrevWeak)
-	}
-	rep := &wire.Reply{Kind: wire.ReplyWitness, ID: op.ID, Ok: ok, Incarnation: r.wit.incarnation}
-	if ok && r.ext != nil {
-		r.ext.Annotate(r, op, rep)
-	}
-	r.replyTo(from, op, rep)
-}
-
-// replyTo sends a reply to a strong operation. A read's need not wait for
-// the round's write unless it tells of pooled writes: it vouches for no
-// record, only for the applied state (its value) and for the absence of a
-// conflicting write, and the read itself changes nothing a crash could
-// lose. Replaying a lost read record in recovery would change nothing
-// either.
-func (r *Replica) replyTo(to wire.NodeID, op *wire.Op, rep *wire.Reply) {
-	if !op.Kind.IsWrite() && (r.ext == nil || !r.ext.ReadsShowPool()) || broken.repliesBeforeWrite {
-		r.ReplyNow(to, rep)
-		return
-	}
-	r.ReplyAfterWrite(to, rep)
-}
-
 // conflicting returns a pooled record that conflicts with strong op: a
 // pending write on its key. A pending read does not hold back a later
 // write: the read's result is fixed at its slot, before the write's, and
@@ -345,40 +310,35 @@ func (r *Replica) replyTo(to wire.NodeID, op *wire.Op, rep *wire.Reply) {
 // pending writes, which is what keeps a stale leader's reads honest.
 func (r *Replica) conflicting(op *wire.Op) *witness.Record {
 	return r.pool.Conflicting(op, func(rec *witness.Record) bool {
-		return rec.Op.Kind.IsWrite() && (r.ext == nil || r.ext.Conflicts(rec, op))
+		return rec.Op.Kind.IsWrite() && !(r.weak.WeakWritesAreDeps && rec.Op.Level == wire.Weak)
 	})
 }
 
 // appended is where, on the leader, an operation gets its slot, its
 // conflict check against earlier unapplied operations, and its speculative
-// reply.
-func (r *Replica) appended(index uint64, req *wire.Request) {
+// reply, which it returns for the core to send.
+func (r *Replica) appended(index uint64, req *wire.Request) Speculative {
 	if !r.IsLeader() {
-		return
+		return Speculative{}
 	}
 	op := &req.Op
 	if r.weakPath(op) {
 		r.poolLogged(index, req)
-		return
+		return Speculative{}
 	}
 	conflict := r.conflicting(op) != nil
 	r.poolLogged(index, req)
 	to, ok := r.Client(op.ID)
 	if !ok {
-		return
+		return Speculative{}
 	}
 	rep := &wire.Reply{Kind: wire.ReplySpeculative, ID: op.ID, Ok: !conflict, Slot: index,
 		Witnesses: r.wit.vouched}
-	if !conflict {
-		if !op.Kind.IsWrite() {
-			v, found := r.Store().Read(op.Key)
-			rep.Found, rep.Value = found, v.Value
-		}
-		if r.ext != nil {
-			r.ext.Annotate(r, op, rep)
-		}
+	if !conflict && !op.Kind.IsWrite() {
+		v, found := r.Store().Read(op.Key)
+		rep.Found, rep.Value = found, v.Value
 	}
-	r.replyTo(to, op, rep)
+	return Speculative{To: to, Op: op, Reply: rep}
 }
 
 // forgetAcked drops records of a session's operations that its client has
@@ -420,5 +380,5 @@ func (r *Replica) forgetAcked(session uint64) {
 
 // weakPath reports whether op takes a hybrid protocol's weak path.
 func (r *Replica) weakPath(op *wire.Op) bool {
-	return op.Level == wire.Weak && r.ext != nil
+	return op.Level == wire.Weak && r.weak.Serve
 }

@@ -3,7 +3,6 @@ package curpho
 import (
 	"slices"
 
-	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -28,13 +27,13 @@ import (
 // readable reports whether a weak read may go on to the floor gate: the
 // replica holds the session's earlier weak writes and has applied the
 // writes it read on the fast path.
-func (x *Extension) readable(r *curp.Replica, req *wire.Request) bool {
+func (x *Replica) readable(req *wire.Request) bool {
 	for _, id := range req.ReadAfter {
-		if _, outcome := r.Store().Lookup(id); outcome == kvstore.Unknown {
+		if _, outcome := x.Store().Lookup(id); outcome == kvstore.Unknown {
 			return false
 		}
 	}
-	return x.sessionWritesHere(r, req)
+	return x.sessionWritesHere(req)
 }
 
 // sessionWritesHere reports whether this replica holds, pooled or applied,
@@ -50,13 +49,13 @@ func (x *Extension) readable(r *curp.Replica, req *wire.Request) bool {
 // replica has not applied yet. Those can be thousands per session when
 // nothing commits for a while (no leader, or a leader busy recovering),
 // and every weak read walked all of them.
-func (x *Extension) sessionWritesHere(r *curp.Replica, req *wire.Request) bool {
-	stop, ok := x.chainEnd(r, req.Op.ID.Session, req.PrevWeak)
+func (x *Replica) sessionWritesHere(req *wire.Request) bool {
+	stop, ok := x.chainEnd(req.Op.ID.Session, req.PrevWeak)
 	if !ok {
 		return false
 	}
 	for seq := req.PrevWeak; seq != stop; {
-		rec := r.Pool().Get(wire.OpID{Session: req.Op.ID.Session, Seq: seq})
+		rec := x.Pool().Get(wire.OpID{Session: req.Op.ID.Session, Seq: seq})
 		rec.PrevHere = true
 		seq = rec.PrevWeak
 	}
@@ -67,14 +66,14 @@ func (x *Extension) sessionWritesHere(r *curp.Replica, req *wire.Request) bool {
 // returns where it ends here: 0, a write known to the store (applied or
 // forgotten) or the first pooled write already marked PrevHere; ok is false
 // when a write of the chain is neither pooled nor known here.
-func (x *Extension) chainEnd(r *curp.Replica, session, seq uint64) (stop uint64, ok bool) {
+func (x *Replica) chainEnd(session, seq uint64) (stop uint64, ok bool) {
 	for seq != 0 {
 		x.work.chainSteps++
 		id := wire.OpID{Session: session, Seq: seq}
-		if _, outcome := r.Store().Lookup(id); outcome != kvstore.Unknown {
+		if _, outcome := x.Store().Lookup(id); outcome != kvstore.Unknown {
 			return seq, true
 		}
-		rec := r.Pool().Get(id)
+		rec := x.Pool().Get(id)
 		if rec == nil {
 			return 0, false
 		}
@@ -88,9 +87,9 @@ func (x *Extension) chainEnd(r *curp.Replica, session, seq uint64) (stop uint64,
 
 // serveRead hands a weak read to the floor gate once it is readable, and
 // parks it until then.
-func (x *Extension) serveRead(r *curp.Replica, from wire.NodeID, req *wire.Request) {
-	if x.readable(r, req) {
-		x.reads.Serve(r, from, req, x.answerer(r))
+func (x *Replica) serveRead(from wire.NodeID, req *wire.Request) {
+	if x.readable(req) {
+		x.reads.Serve(x, from, req, x.answer)
 		return
 	}
 	session := req.Op.ID.Session
@@ -109,11 +108,11 @@ func (x *Extension) serveRead(r *curp.Replica, from wire.NodeID, req *wire.Reque
 // session, just pooled, made readable. Only the session's own reads are
 // looked at: its writes are all a read waits for besides what the replica
 // applies (releaseReads).
-func (x *Extension) releaseWritten(r *curp.Replica, session uint64) {
+func (x *Replica) releaseWritten(session uint64) {
 	if len(x.awaitingWrites[session]) == 0 {
 		return
 	}
-	x.releaseSession(r, session)
+	x.releaseSession(session)
 	if len(x.awaitingWrites[session]) == 0 {
 		if i := slices.Index(x.awaitingSessions, session); i >= 0 {
 			x.awaitingSessions = slices.Delete(x.awaitingSessions, i, i+1)
@@ -123,7 +122,7 @@ func (x *Extension) releaseWritten(r *curp.Replica, session uint64) {
 
 // releaseSession passes on, in arrival order, the session's parked reads
 // that became readable.
-func (x *Extension) releaseSession(r *curp.Replica, session uint64) {
+func (x *Replica) releaseSession(session uint64) {
 	parked := x.awaitingWrites[session]
 	if len(parked) == 0 {
 		return
@@ -131,7 +130,7 @@ func (x *Extension) releaseSession(r *curp.Replica, session uint64) {
 	var ready []heldRequest
 	kept := parked[:0]
 	for _, h := range parked {
-		if x.readable(r, h.req) {
+		if x.readable(h.req) {
 			ready = append(ready, h)
 		} else {
 			kept = append(kept, h)
@@ -145,14 +144,14 @@ func (x *Extension) releaseSession(r *curp.Replica, session uint64) {
 		x.awaitingWrites[session] = kept
 	}
 	for _, h := range ready {
-		x.reads.Serve(r, h.from, h.req, x.answerer(r))
+		x.reads.Serve(x, h.from, h.req, x.answer)
 	}
 }
 
 // releaseReads passes on the parked reads of every session that became
 // readable (the replica applied more), sessions in the order they first
 // parked a read, each session's reads in arrival order.
-func (x *Extension) releaseReads(r *curp.Replica) {
+func (x *Replica) releaseReads() {
 	if x.awaiting == 0 {
 		clear(x.awaitingSessions)
 		x.awaitingSessions = x.awaitingSessions[:0]
@@ -160,7 +159,7 @@ func (x *Extension) releaseReads(r *curp.Replica) {
 	}
 	sessions := x.awaitingSessions[:0]
 	for _, s := range x.awaitingSessions {
-		x.releaseSession(r, s)
+		x.releaseSession(s)
 		if len(x.awaitingWrites[s]) > 0 {
 			sessions = append(sessions, s)
 		}

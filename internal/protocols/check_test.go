@@ -16,7 +16,6 @@ import (
 	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/curpclient"
-	"github.com/hybridkv/hybridkv/internal/curpho"
 	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/htclient"
 	"github.com/hybridkv/hybridkv/internal/protocol"
@@ -629,7 +628,7 @@ func requireNothingLingers(t *testing.T, name string, n int, seed uint64) {
 			continue
 		}
 		m := res.sim.Replica(id).Metrics()
-		held, _ := m.Measure(curpho.MetricHeldRequests)
+		held, _ := m.Measure(curp.MetricHeldRequests)
 		records, _ := m.Measure(curp.MetricWitnessRecords)
 		require.Zero(t, int(held+records)+m.AwaitingReply+m.InFlight+m.Batch,
 			"seed %d (n=%d), replica %d: held %v, witness records %v, awaiting reply %d, in flight %d, batched %d\nfaults:\n%s",

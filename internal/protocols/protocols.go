@@ -53,24 +53,25 @@ type newReplica = func(coreconfig.Config, ReplicaOptions) (protocol.Replica, err
 // replicas holds each protocol's replica core, by the name clientcores
 // gives it.
 var replicas = map[string]newReplica{
-	"curp":    curpFamily(nil),
-	"curp-ht": curpFamily(func() curp.Extension { return curpht.NewExtension() }),
-	"curp-ho": curpFamily(func() curp.Extension { return curpho.NewExtension() }),
+	"curp": curpFamily(func(cfg coreconfig.Config, o curp.Options) (protocol.Replica, error) {
+		return curp.NewReplica(cfg, o)
+	}),
+	"curp-ht": curpFamily(func(cfg coreconfig.Config, o curp.Options) (protocol.Replica, error) {
+		return curpht.NewReplica(cfg, o)
+	}),
+	"curp-ho": curpFamily(func(cfg coreconfig.Config, o curp.Options) (protocol.Replica, error) {
+		return curpho.NewReplica(cfg, o)
+	}),
 	"raft": func(cfg coreconfig.Config, o ReplicaOptions) (protocol.Replica, error) {
 		return raftkv.NewReplica(cfg, o.smr())
 	},
 }
 
-// curpFamily builds CURP with a hybrid protocol's extension plugged in;
-// without one it is plain CURP, which serves weak operations as strong.
-func curpFamily(ext func() curp.Extension) newReplica {
+// curpFamily builds a replica of CURP or of a hybrid protocol built on it.
+func curpFamily(build func(coreconfig.Config, curp.Options) (protocol.Replica, error)) newReplica {
 	return func(cfg coreconfig.Config, o ReplicaOptions) (protocol.Replica, error) {
-		opts := curp.Options{MaxBatch: o.MaxBatch, Logger: o.Logger,
-			CompactEvery: o.CompactEvery, CompactKeep: o.CompactKeep, MemoryKeep: o.MemoryKeep}
-		if ext != nil {
-			opts.Extension = ext()
-		}
-		return curp.NewReplica(cfg, opts)
+		return build(cfg, curp.Options{MaxBatch: o.MaxBatch, Logger: o.Logger,
+			CompactEvery: o.CompactEvery, CompactKeep: o.CompactKeep, MemoryKeep: o.MemoryKeep})
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/curp"
-	"github.com/hybridkv/hybridkv/internal/curpho"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -104,7 +103,7 @@ func TestHeldRequestIsHeldOnce(t *testing.T) {
 			c.RunFor(time.Millisecond)
 		}
 		m := c.Replica(leader).Metrics()
-		require.Equal(t, 1, measure(&m, curpho.MetricHeldRequests))
+		require.Equal(t, 1, measure(&m, curp.MetricHeldRequests))
 	})
 }
 

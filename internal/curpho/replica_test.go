@@ -15,20 +15,19 @@ import (
 // newFollower returns a CURP-HO replica of a three-replica cluster that has
 // no leader yet: nothing it pools is logged or applied, as when clients
 // write before the first election or while a leader recovers.
-func newFollower(t *testing.T) (*curp.Replica, *Extension) {
+func newFollower(t *testing.T) *Replica {
 	t.Helper()
-	x := NewExtension()
-	r, err := curp.NewReplica(coreconfig.Config{
+	r, err := NewReplica(coreconfig.Config{
 		ID: 2, Peers: []wire.NodeID{1, 2, 3}, ElectionTicks: 50, HeartbeatTicks: 5,
 		Rand: rand.New(rand.NewPCG(1, 2)), Disk: raftlog.NewMemDisk(), Bootstrap: true,
-	}, curp.Options{Extension: x})
+	}, curp.Options{})
 	require.NoError(t, err)
-	return r, x
+	return r
 }
 
 // weakReplies counts the weak replies the replica has to send, answered
 // reads and acknowledged writes apart.
-func weakReplies(r *curp.Replica) (reads, writes int) {
+func weakReplies(r *Replica) (reads, writes int) {
 	rd := r.Ready()
 	for _, list := range [][]wire.Envelope{rd.Messages, rd.After} {
 		for _, env := range list {
@@ -53,10 +52,10 @@ func weakReplies(r *curp.Replica) (reads, writes int) {
 // a leader spent most of its time there. A read must cost the writes made
 // since the session's last read, so the whole run stays linear in n.
 func TestWeakReadWorkDoesNotGrowWithUnappliedWrites(t *testing.T) {
-	r, x := newFollower(t)
+	r := newFollower(t)
 	const session, n = uint64(wire.FirstClientID) + 5, 2000
 	client := wire.FirstClientID + 1
-	before := x.work.chainSteps
+	before := r.work.chainSteps
 	var prev uint64
 	seq := uint64(0)
 	for i := range n {
@@ -72,7 +71,7 @@ func TestWeakReadWorkDoesNotGrowWithUnappliedWrites(t *testing.T) {
 	require.Equal(t, n, writes, "weak writes acknowledged")
 	require.Equal(t, n, reads, "weak reads answered")
 	require.Equal(t, n, r.Pool().Len(), "every write still pooled")
-	steps := x.work.chainSteps - before
+	steps := r.work.chainSteps - before
 	require.LessOrEqual(t, steps, uint64(3*n),
 		"%d weak reads behind %d unapplied weak writes of their session looked at %d records", n, n, steps)
 }
@@ -82,7 +81,7 @@ func TestWeakReadWorkDoesNotGrowWithUnappliedWrites(t *testing.T) {
 // a write this replica has not received parks until the write arrives,
 // and the write's arrival lets it go.
 func TestWeakReadWaitsForAMissingWrite(t *testing.T) {
-	r, x := newFollower(t)
+	r := newFollower(t)
 	const session = uint64(wire.FirstClientID) + 9
 	client := wire.FirstClientID + 1
 	write := func(seq, prev uint64) *wire.Request {
@@ -99,7 +98,7 @@ func TestWeakReadWaitsForAMissingWrite(t *testing.T) {
 	r.Step(client, read(5, 4))
 	reads, _ := weakReplies(r)
 	require.Equal(t, 1, reads, "the read behind the missing write was answered")
-	require.Equal(t, 1, x.awaiting, "parked reads")
+	require.Equal(t, 1, r.awaiting, "parked reads")
 
 	r.Step(client, write(3, 1))
 	rd := r.Ready()
@@ -113,8 +112,8 @@ func TestWeakReadWaitsForAMissingWrite(t *testing.T) {
 	}
 	r.Advance()
 	require.NotNil(t, got, "the read was not answered once the write arrived")
-	require.Zero(t, x.awaiting, "parked reads")
-	require.Empty(t, x.awaitingSessions, "sessions with parked reads")
+	require.Zero(t, r.awaiting, "parked reads")
+	require.Empty(t, r.awaitingSessions, "sessions with parked reads")
 	require.Equal(t, []byte{4}, got.Value, "the read missed its session's latest write")
 }
 
@@ -123,21 +122,21 @@ func TestWeakReadWaitsForAMissingWrite(t *testing.T) {
 // record on the key, every session's, so the reads of a hot key cost what
 // all clients had written there and not yet applied.
 func TestWeakReadLooksOnlyAtItsSessionsWrites(t *testing.T) {
-	r, x := newFollower(t)
+	r := newFollower(t)
 	client := wire.FirstClientID + 1
 	const sessions, reads, key = 2000, 1000, 42
 	for s := range sessions {
 		r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: uint64(s + 1), Seq: 1}, Level: wire.Weak,
 			Kind: wire.Put, Key: key, Value: []byte("v")}})
 	}
-	before := x.work.ownWriteSteps
+	before := r.work.ownWriteSteps
 	for i := range reads {
 		r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 1, Seq: uint64(i + 2)}, Level: wire.Weak,
 			Kind: wire.Get, Key: key}, PrevWeak: 1, Flags: wire.FlagReplyWanted})
 	}
 	answered, _ := weakReplies(r)
 	require.Equal(t, reads, answered)
-	steps := x.work.ownWriteSteps - before
+	steps := r.work.ownWriteSteps - before
 	require.LessOrEqual(t, steps, uint64(reads),
 		"%d weak reads of a key %d sessions wrote looked at %d records", reads, sessions, steps)
 }
@@ -150,7 +149,7 @@ func TestWeakReadLooksOnlyAtItsSessionsWrites(t *testing.T) {
 // (95 % weak, 3 × 32 sessions: weak-read median 14.5 ms with fsync, 5.7
 // ms without).
 func TestWeakReadWaitsForTheDiskOnlyForItsOwnPooledWrite(t *testing.T) {
-	r, _ := newFollower(t)
+	r := newFollower(t)
 	client := wire.FirstClientID + 1
 	const session = uint64(wire.FirstClientID) + 3
 	r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: 1}, Level: wire.Weak,
