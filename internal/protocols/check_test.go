@@ -398,7 +398,7 @@ func forgetOwnWrites(r protocol.Replica) protocol.Replica {
 // leakPendingWrites makes a CURP-HO replica answer a weak read with the
 // latest pending weak write on the key from any session.
 func leakPendingWrites(r protocol.Replica) protocol.Replica {
-	pool := r.(*curp.Replica).Pool()
+	pool := poolOf(r)
 	return hook(r, func(h *replicaHook, env *wire.Envelope) {
 		rep, ok := env.Msg.(*wire.Reply)
 		if !ok || rep.Kind != wire.ReplyWeak || !rep.ReadDep.IsZero() {
@@ -414,6 +414,11 @@ func leakPendingWrites(r protocol.Replica) protocol.Replica {
 			rep.Found, rep.Value, rep.ReadDep = true, w.Op.Value, w.Op.ID
 		}
 	})
+}
+
+// poolOf returns the witness pool of a replica of the CURP family.
+func poolOf(r protocol.Replica) *witness.Pool {
+	return r.(interface{ Pool() *witness.Pool }).Pool()
 }
 
 // swapEntries makes a replica log the last two entries of every append it

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -319,7 +318,7 @@ func TestLeaderRecordsComeBackFromItsLog(t *testing.T) {
 
 		c.Crash(leader)
 		require.NoError(t, c.Restart(leader))
-		pool := c.Replica(leader).(*curp.Replica).Pool()
+		pool := poolOf(c.Replica(leader))
 		for _, id := range ids {
 			require.True(t, pool.Has(id), "the restarted leader lost its record of %v", id)
 		}
