@@ -36,9 +36,20 @@ type Protocol struct {
 }
 
 var all = []Protocol{
-	curpFamily("curp", nil),
-	curpFamily("curp-ht", func(closest wire.NodeID) curpclient.Extension { return htclient.New(closest) }),
-	curpFamily("curp-ho", func(closest wire.NodeID) curpclient.Extension { return hoclient.New(closest) }),
+	{
+		Name: "curp",
+		New:  func(o Options) clientcore.Core { return curpclient.New(o.curp()) },
+		// Plain CURP has no weak path: it serves weak operations as strong.
+		WeakAsStrong: true,
+	},
+	{
+		Name: "curp-ht",
+		New:  func(o Options) clientcore.Core { return htclient.New(o.curp(), o.closest()) },
+	},
+	{
+		Name: "curp-ho",
+		New:  func(o Options) clientcore.Core { return hoclient.New(o.curp(), o.closest()) },
+	},
 	{
 		Name:         "raft",
 		New:          func(o Options) clientcore.Core { return raftclient.New(o.Replicas, o.RetryTicks) },
@@ -46,20 +57,9 @@ var all = []Protocol{
 	},
 }
 
-// curpFamily is CURP's client with a hybrid protocol's weak path plugged
-// in; without one it is plain CURP, which serves weak operations as strong.
-func curpFamily(name string, weak func(closest wire.NodeID) curpclient.Extension) Protocol {
-	return Protocol{
-		Name: name,
-		New: func(o Options) clientcore.Core {
-			cfg := curpclient.Config{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks}
-			if weak != nil {
-				cfg.Extension = weak(o.closest())
-			}
-			return curpclient.New(cfg)
-		},
-		WeakAsStrong: weak == nil,
-	}
+// curp is what CURP's client, and so each hybrid's, is built from.
+func (o Options) curp() curpclient.Config {
+	return curpclient.Config{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks}
 }
 
 // closest falls back to the first replica when the client's site has none.

@@ -442,13 +442,10 @@ func (s *swapper) Step(from wire.NodeID, m wire.Message) {
 // forgetfulHT is a CURP-HT client whose sessions remember nothing of what
 // they wrote or read: no floor from completions.
 func forgetfulHT(o protocols.ClientOptions) clientcore.Core {
-	return curpclient.New(curpclient.Config{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks,
-		Extension: forgetful{htclient.New(o.Closest)}})
+	c := htclient.New(curpclient.Config{ID: o.ID, Replicas: o.Replicas, RetryTicks: o.RetryTicks}, o.Closest)
+	c.IgnoreCompletionFloors()
+	return c
 }
-
-type forgetful struct{ *htclient.Client }
-
-func (forgetful) Completed(*curpclient.Client, *curpclient.Pending, *clientcore.Completion) {}
 
 // TestCheckedFaults: every protocol, N = 3 and 5, under the nemesis's
 // faults (partitions both ways and one way, an isolated leader clients still

@@ -16,9 +16,7 @@ func Escalate(c *curpclient.Client, p *curpclient.Pending) {
 	p.Req.MinApplied, p.Req.SpecFloor, p.Req.ReadAfter = 0, wire.Position{}, nil
 	p.Req.Flags &^= wire.FlagReplyWanted | wire.FlagRetry
 	p.Targets = c.Replicas()
-	for _, to := range p.Targets {
-		c.Send(to, &p.Req)
-	}
+	c.SendStrong(p)
 }
 
 // ObserveCompletion raises the session's floor to what a completed
