@@ -90,21 +90,11 @@ func (r *Replica) Witness(req *wire.Request) *wire.Reply {
 // record, only for the applied state (its value) and for the absence of a
 // conflicting write, and the read itself changes nothing a crash could
 // lose. Replaying a lost read record in recovery would change nothing
-// either. Under CURP-HO a read's reply may name pooled weak writes (the
-// session's, the key's latest); only such a reply waits, for the records
-// it names must be durable before the client counts on them. Every
-// CURP-HO strong read used to wait, behind the weak writes' records that
-// every replica writes.
+// either.
 func (r *Replica) ReplyTo(to wire.NodeID, op *wire.Op, rep *wire.Reply) {
-	if !op.Kind.IsWrite() && !(r.weak.ReadsShowPool && namesRecords(rep)) || broken.repliesBeforeWrite {
+	if !op.Kind.IsWrite() && !r.weak.ReadsShowPool || broken.repliesBeforeWrite {
 		r.ReplyNow(to, rep)
 		return
 	}
 	r.ReplyAfterWrite(to, rep)
-}
-
-// namesRecords reports whether a reply tells of pooled records: weak
-// writes the session depends on, or the weak write a read returns.
-func namesRecords(rep *wire.Reply) bool {
-	return len(rep.Deps) > 0 || !rep.ReadDep.IsZero()
 }

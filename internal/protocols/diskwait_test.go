@@ -12,9 +12,9 @@ import (
 
 // TestWhatWaitsForTheDisk: with a disk far slower than the network, a
 // strong write's fast path waits for a sync, and so does a CURP-HO read
-// whose replies tell of pooled weak writes, while a read that vouches only
-// for the applied state completes on the fast path without one; so does a
-// CURP-HT weak read.
+// (it may tell of pooled weak writes), while a CURP or CURP-HT read, which
+// vouches only for the applied state, completes on the fast path without
+// one; so does a CURP-HT weak read.
 func TestWhatWaitsForTheDisk(t *testing.T) {
 	const disk = 400 * time.Millisecond // each sync takes 200-600 ms
 	forSizes(t, curpFamily, func(t *testing.T, name string, n int) {
@@ -41,17 +41,12 @@ func TestWhatWaitsForTheDisk(t *testing.T) {
 		require.True(t, fast, "no strong write completed on the fast path")
 
 		path, took := timed(func() string { return c.get(cl, 7, 8, wire.Strong).Path.String() }) // a key never written
-		require.Equal(t, "fast", path)
-		require.Less(t, took, disk/2, "a read that rests on the applied state waited for the disk")
 		if name == "curp-ho" {
-			// Right behind the session's weak write, the read's replies
-			// name it, pooled and not yet durable: they wait for its
-			// records.
-			start := c.Now()
-			c.Submit(cl, 7, wire.Op{Kind: wire.Put, Key: 9, Value: []byte("w"), Level: wire.Weak})
-			read := c.Submit(cl, 7, wire.Op{Kind: wire.Get, Key: 9, Level: wire.Strong})
-			require.True(t, c.runUntilDone([]wire.OpID{read}, 10*time.Second))
-			require.GreaterOrEqual(t, c.Now()-start, disk/2, "a CURP-HO read that names pooled weak writes did not wait for them")
+			// By the time the sync is done, the commit may be too.
+			require.GreaterOrEqual(t, took, disk/2, "a CURP-HO read may tell of pooled writes: it waits")
+		} else {
+			require.Equal(t, "fast", path)
+			require.Less(t, took, disk/2, "a read that rests on the applied state waited for the disk")
 		}
 		if name == "curp-ht" {
 			reader := c.AddClient(siteOf(c.follower()))
