@@ -348,11 +348,11 @@ func TestCheckerCatchesMutations(t *testing.T) {
 type replicaHook struct {
 	protocol.Replica
 	rewrite  func(h *replicaHook, env *wire.Envelope)
-	readKeys map[wire.OpID]uint64
+	readKeys map[wire.OpID]string
 }
 
 func hook(r protocol.Replica, rewrite func(*replicaHook, *wire.Envelope)) protocol.Replica {
-	return &replicaHook{Replica: r, rewrite: rewrite, readKeys: map[wire.OpID]uint64{}}
+	return &replicaHook{Replica: r, rewrite: rewrite, readKeys: map[wire.OpID]string{}}
 }
 
 func (h *replicaHook) Step(from wire.NodeID, m wire.Message) {
@@ -390,7 +390,7 @@ func forgetOwnWrites(r protocol.Replica) protocol.Replica {
 		if !ok || rep.Kind != wire.ReplyWeak || rep.ReadDep.IsZero() {
 			return
 		}
-		v, found := r.(interface{ Read(uint64) ([]byte, bool) }).Read(h.readKeys[rep.ID])
+		v, found := r.(interface{ Read(string) ([]byte, bool) }).Read(h.readKeys[rep.ID])
 		rep.Found, rep.Value, rep.ReadDep = found, v, wire.OpID{}
 	})
 }
