@@ -25,6 +25,10 @@ type Workload struct {
 	Keys        uint64  // keys are drawn uniformly from [0, Keys) and named by Key
 	WriteRatio  float64 // fraction of writes
 	WeakRatio   float64 // fraction of weak operations
+	// DeleteRatio is the fraction of writes that are deletes. Zero draws
+	// nothing for it, so a workload without deletes runs as it did before
+	// there were any.
+	DeleteRatio float64
 	// ReadBack ends the run with a strong read of every key written, from
 	// the first client, recorded in the history: a write acknowledged and
 	// then lost shows even when nothing else read its key afterwards.
@@ -71,6 +75,9 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 		if s.rand.Float64() < w.WriteRatio {
 			op.Kind = wire.Put
 			op.Value = fmt.Appendf(nil, "%x/%d", ss.id, ss.submitted)
+			if w.DeleteRatio > 0 && s.rand.Float64() < w.DeleteRatio {
+				op.Kind, op.Value = wire.Delete, nil
+			}
 		}
 		if s.rand.Float64() < w.WeakRatio {
 			op.Level = wire.Weak
