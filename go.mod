@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.2.0
 	github.com/anishathalye/porcupine v1.3.1
+	github.com/google/btree v1.1.3
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.67.5

@@ -29,8 +29,9 @@ type Kind = wire.OpKind
 
 // The operation kinds.
 const (
-	Get = wire.Get
-	Put = wire.Put
+	Get    = wire.Get
+	Put    = wire.Put
+	Delete = wire.Delete
 )
 
 // Replica locates one replica of the cluster.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -102,10 +103,10 @@ func TestPutGet(t *testing.T) {
 	tests := []struct {
 		name  string
 		level client.Level
-		key   uint64
+		key   string
 	}{
-		{"strong", client.Strong, 1},
-		{"weak", client.Weak, 2},
+		{"strong", client.Strong, "user1"},
+		{"weak", client.Weak, "\x00binary\xff"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,7 +115,7 @@ func TestPutGet(t *testing.T) {
 			require.NoError(t, err)
 			require.False(t, found, "key never written")
 
-			want := fmt.Appendf(nil, "value-%d", tt.key)
+			want := fmt.Appendf(nil, "value-%q", tt.key)
 			r, err := s.Do(ctx, client.Put, tt.key, want, tt.level)
 			require.NoError(t, err)
 			require.NotEqual(t, clientcore.PathWeak, r.Path)
@@ -132,6 +133,17 @@ func TestPutGet(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, found)
 			require.Equal(t, want, got)
+
+			// A delete makes the key absent, to its session and to a
+			// fresh one; deleting it again is no error.
+			require.NoError(t, s.Delete(ctx, tt.key, tt.level))
+			_, found, err = s.Get(ctx, tt.key, tt.level)
+			require.NoError(t, err)
+			require.False(t, found, "key deleted")
+			_, found, err = c.NewSession().Get(ctx, tt.key, tt.level)
+			require.NoError(t, err)
+			require.False(t, found, "key deleted")
+			require.NoError(t, s.Delete(ctx, tt.key, tt.level))
 		})
 	}
 }
@@ -154,16 +166,16 @@ func TestPipelining(t *testing.T) {
 		calls     [total]int
 		errs      []error
 		next      int
-		written   []uint64 // keys whose write has completed
+		written   []string // keys whose write has completed
 		outcomes  = make(chan struct{}, 2*total)
 		submitOne func()
 	)
-	value := func(key uint64) []byte { return fmt.Appendf(nil, "v%d", key) }
+	value := func(key string) []byte { return fmt.Appendf(nil, "v%s", key) }
 	// submitOne must be called with mu held.
 	submitOne = func() {
 		i := next
 		next++
-		kind, key := client.Put, uint64(i)
+		kind, key := client.Put, strconv.Itoa(i)
 		if i%2 == 1 && len(written) > 0 {
 			kind, key = client.Get, written[i%len(written)]
 		}
@@ -177,7 +189,7 @@ func TestPipelining(t *testing.T) {
 			case kind == client.Put:
 				written = append(written, key)
 			case !r.Found || string(r.Value) != string(value(key)):
-				errs = append(errs, fmt.Errorf("op %d: get %d = %q, %v", i, key, r.Value, r.Found))
+				errs = append(errs, fmt.Errorf("op %d: get %s = %q, %v", i, key, r.Value, r.Found))
 			}
 			if next < total {
 				submitOne()
@@ -228,7 +240,7 @@ func TestConcurrentSessions(t *testing.T) {
 			wg.Go(func() {
 				s := c.NewSession()
 				for k := range ops {
-					key := uint64(g*1000 + si*100 + k)
+					key := strconv.Itoa(g*1000 + si*100 + k)
 					want := fmt.Appendf(nil, "%d/%d/%d", g, si, k)
 					if !assert.NoError(t, s.Put(ctx, key, want, client.Strong)) {
 						return
@@ -269,7 +281,7 @@ func TestDoContextEnds(t *testing.T) {
 			ctx, cancel := tt.ctx()
 			defer cancel()
 			start := time.Now()
-			_, err = c.NewSession().Do(ctx, client.Put, 1, []byte("x"), client.Strong)
+			_, err = c.NewSession().Do(ctx, client.Put, "1", []byte("x"), client.Strong)
 			require.ErrorIs(t, err, tt.want)
 			require.Less(t, time.Since(start), time.Second)
 		})
@@ -330,7 +342,7 @@ func TestDoContextEndAbandonsCall(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, err = s.Do(ctx, client.Put, 1, []byte("x"), client.Strong)
+	_, err = s.Do(ctx, client.Put, "1", []byte("x"), client.Strong)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Greater(t, sent(first), len(replicas), "the operation was never retried")
 
@@ -345,7 +357,7 @@ func TestDoContextEndAbandonsCall(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		s.Do(ctx, client.Get, 1, nil, client.Strong)
+		s.Do(ctx, client.Get, "1", nil, client.Strong)
 	}()
 	require.Eventually(t, func() bool { return sent(second) > 0 }, 2*time.Second, 10*time.Millisecond)
 }
@@ -361,11 +373,11 @@ func TestTimeout(t *testing.T) {
 		{"Do", func(s *client.Session) (client.Result, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*timeout)
 			defer cancel()
-			return s.Do(ctx, client.Get, 1, nil, client.Strong)
+			return s.Do(ctx, client.Get, "1", nil, client.Strong)
 		}},
 		{"Submit", func(s *client.Session) (client.Result, error) {
 			ch := make(chan client.Result, 1)
-			s.Submit(client.Put, 1, []byte("x"), client.Weak, func(r client.Result) { ch <- r })
+			s.Submit(client.Put, "1", []byte("x"), client.Weak, func(r client.Result) { ch <- r })
 			select {
 			case r := <-ch:
 				return r, r.Err
@@ -405,7 +417,7 @@ func TestClose(t *testing.T) {
 		)
 		s := c.NewSession()
 		for i := range n {
-			s.Submit(client.Put, uint64(i), []byte("x"), client.Strong, func(r client.Result) {
+			s.Submit(client.Put, strconv.Itoa(i), []byte("x"), client.Strong, func(r client.Result) {
 				mu.Lock()
 				defer mu.Unlock()
 				calls[i]++
@@ -414,7 +426,7 @@ func TestClose(t *testing.T) {
 		}
 		doErr := make(chan error, 1)
 		go func() {
-			_, err := c.NewSession().Do(context.Background(), client.Get, 1, nil, client.Strong)
+			_, err := c.NewSession().Do(context.Background(), client.Get, "1", nil, client.Strong)
 			doErr <- err
 		}()
 		// Let the loop pick some of them up, so both queued and accepted
@@ -444,13 +456,13 @@ func TestClose(t *testing.T) {
 		require.NoError(t, c.Close())
 
 		var got []error
-		s.Submit(client.Put, 1, []byte("x"), client.Strong, func(r client.Result) { got = append(got, r.Err) })
+		s.Submit(client.Put, "1", []byte("x"), client.Strong, func(r client.Result) { got = append(got, r.Err) })
 		require.Len(t, got, 1, "callback must run before Submit returns")
 		require.ErrorIs(t, got[0], client.ErrClosed)
 
-		_, err = s.Do(context.Background(), client.Put, 1, []byte("x"), client.Strong)
+		_, err = s.Do(context.Background(), client.Put, "1", []byte("x"), client.Strong)
 		require.ErrorIs(t, err, client.ErrClosed)
-		_, _, err = c.NewSession().Get(context.Background(), 1, client.Weak)
+		_, _, err = c.NewSession().Get(context.Background(), "1", client.Weak)
 		require.ErrorIs(t, err, client.ErrClosed)
 	})
 
@@ -461,8 +473,8 @@ func TestClose(t *testing.T) {
 		s := c.NewSession()
 		var retries atomic.Int32
 		for i := range 10 {
-			s.Submit(client.Put, uint64(i), nil, client.Strong, func(r client.Result) {
-				s.Submit(client.Put, uint64(i), nil, client.Strong, func(r client.Result) {
+			s.Submit(client.Put, strconv.Itoa(i), nil, client.Strong, func(r client.Result) {
+				s.Submit(client.Put, strconv.Itoa(i), nil, client.Strong, func(r client.Result) {
 					if errors.Is(r.Err, client.ErrClosed) {
 						retries.Add(1)
 					}
@@ -494,7 +506,7 @@ func TestClose(t *testing.T) {
 			wg.Go(func() {
 				s := c.NewSession()
 				for i := range perG {
-					s.Submit(client.Put, uint64(i), nil, client.Strong, func(r client.Result) {
+					s.Submit(client.Put, strconv.Itoa(i), nil, client.Strong, func(r client.Result) {
 						if assert.ErrorIs(t, r.Err, client.ErrClosed) {
 							calls[g][i].Add(1)
 						}
@@ -527,10 +539,10 @@ func TestClientBeforeCluster(t *testing.T) {
 	const n = 10
 	done := make(chan client.Result, n)
 	for i := range n {
-		s.Submit(client.Put, uint64(i), fmt.Appendf(nil, "v%d", i), client.Strong, func(r client.Result) { done <- r })
+		s.Submit(client.Put, strconv.Itoa(i), fmt.Appendf(nil, "v%d", i), client.Strong, func(r client.Result) { done <- r })
 	}
 	doErr := make(chan error, 1)
-	go func() { doErr <- c.NewSession().Put(ctx, 100, []byte("early"), client.Weak) }()
+	go func() { doErr <- c.NewSession().Put(ctx, "100", []byte("early"), client.Weak) }()
 
 	// Long enough for several dials to fail and several retries to be
 	// dropped for want of a connection.
@@ -548,12 +560,12 @@ func TestClientBeforeCluster(t *testing.T) {
 	}
 	require.NoError(t, <-doErr)
 	for i := range n {
-		v, found, err := s.Get(ctx, uint64(i), client.Strong)
+		v, found, err := s.Get(ctx, strconv.Itoa(i), client.Strong)
 		require.NoError(t, err)
 		require.True(t, found)
 		require.Equal(t, fmt.Sprintf("v%d", i), string(v))
 	}
-	v, found, err := s.Get(ctx, 100, client.Strong)
+	v, found, err := s.Get(ctx, "100", client.Strong)
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Equal(t, "early", string(v))

@@ -25,15 +25,15 @@ func Example() {
 	defer cancel()
 
 	s := c.NewSession()
-	if err := s.Put(ctx, 42, []byte("hello"), client.Strong); err != nil {
+	if err := s.Put(ctx, "42", []byte("hello"), client.Strong); err != nil {
 		fmt.Println(err)
 		return
 	}
-	v, found, err := s.Get(ctx, 42, client.Weak)
+	v, found, err := s.Get(ctx, "42", client.Weak)
 	fmt.Printf("%q %v %v\n", v, found, err)
 
 	done := make(chan client.Result, 1)
-	s.Submit(client.Put, 43, []byte("world"), client.Weak, func(r client.Result) { done <- r })
+	s.Submit(client.Put, "43", []byte("world"), client.Weak, func(r client.Result) { done <- r })
 	r := <-done
 	var path client.Path = r.Path
 	fmt.Println(path, r.Err)

@@ -20,7 +20,7 @@ func TestClientFaultsCutItOff(t *testing.T) {
 	startLocal(t, cfg)
 	// The short timeout below is for the cut-off write: a first write
 	// waits out the first election, which may take longer.
-	_, err := newClient(t, cfg).NewSession().Do(testContext(t), client.Put, 0, []byte("warm-up"), client.Strong)
+	_, err := newClient(t, cfg).NewSession().Do(testContext(t), client.Put, "0", []byte("warm-up"), client.Strong)
 	require.NoError(t, err)
 	cc, err := cluster.ClientConfig(cfg, cfg.Sites[0])
 	require.NoError(t, err)
@@ -34,7 +34,7 @@ func TestClientFaultsCutItOff(t *testing.T) {
 	ctx := testContext(t)
 	s := c.NewSession()
 
-	_, err = s.Do(ctx, client.Put, 1, []byte("before"), client.Strong)
+	_, err = s.Do(ctx, client.Put, "1", []byte("before"), client.Strong)
 	require.NoError(t, err)
 
 	var ids []uint64
@@ -42,11 +42,11 @@ func TestClientFaultsCutItOff(t *testing.T) {
 		ids = append(ids, r.ID)
 	}
 	require.NoError(t, c.Faults().Set(transport.RuleSet{Rules: []transport.Rule{{Peers: ids, Drop: 1}}}))
-	_, err = s.Do(ctx, client.Put, 1, []byte("cut off"), client.Strong)
+	_, err = s.Do(ctx, client.Put, "1", []byte("cut off"), client.Strong)
 	require.ErrorIs(t, err, client.ErrTimeout)
 
 	c.Faults().Clear()
-	_, err = s.Do(ctx, client.Put, 2, []byte("after"), client.Strong)
+	_, err = s.Do(ctx, client.Put, "2", []byte("after"), client.Strong)
 	require.NoError(t, err)
 
 	var outcomes []history.Outcome

@@ -186,8 +186,8 @@ func (l *loop) record(c *call, done *clientcore.Completion) {
 	}
 	e := history.Event{Session: c.id.Session, Seq: c.id.Seq, Level: c.op.Level, Kind: c.op.Kind,
 		Key: c.op.Key, Invoke: c.invoke, Outcome: history.Unknown}
-	if c.op.Kind.IsWrite() {
-		e.Value = c.op.Value
+	if c.op.Kind == wire.Put {
+		e.Value = c.op.Value // a delete writes no value: it makes the key absent
 	}
 	if done != nil {
 		e.Return, e.Outcome, e.Slot = h.Now(), history.OK, done.FinalSlot()

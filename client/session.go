@@ -25,7 +25,7 @@ func (s *Session) ID() uint64 { return s.id }
 // goroutine: a done that submits again must stop doing so on ErrClosed (or
 // hold no lock it takes itself), or it recurses. The value is
 // sent as it is: the caller must not modify it until done runs.
-func (s *Session) Submit(kind Kind, key uint64, value []byte, level Level, done func(Result)) {
+func (s *Session) Submit(kind Kind, key string, value []byte, level Level, done func(Result)) {
 	c := &call{session: s.id, op: wire.Op{Kind: kind, Key: key, Value: value, Level: level},
 		start: time.Now(), done: done}
 	if err := s.c.loop.submit(c); err != nil {
@@ -35,7 +35,7 @@ func (s *Session) Submit(kind Kind, key uint64, value []byte, level Level, done 
 
 // Do runs one operation and waits for it. If ctx ends first the operation is
 // abandoned: it may or may not take effect.
-func (s *Session) Do(ctx context.Context, kind Kind, key uint64, value []byte, level Level) (Result, error) {
+func (s *Session) Do(ctx context.Context, kind Kind, key string, value []byte, level Level) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
@@ -55,13 +55,21 @@ func (s *Session) Do(ctx context.Context, kind Kind, key uint64, value []byte, l
 }
 
 // Put writes value under key.
-func (s *Session) Put(ctx context.Context, key uint64, value []byte, level Level) error {
+func (s *Session) Put(ctx context.Context, key string, value []byte, level Level) error {
 	_, err := s.Do(ctx, Put, key, value, level)
 	return err
 }
 
-// Get reads key; found is false when the key was never written.
-func (s *Session) Get(ctx context.Context, key uint64, level Level) (value []byte, found bool, err error) {
+// Delete removes key; deleting a key that is not there is no error. At
+// either level it is a write like Put: the key is then absent.
+func (s *Session) Delete(ctx context.Context, key string, level Level) error {
+	_, err := s.Do(ctx, Delete, key, nil, level)
+	return err
+}
+
+// Get reads key; found is false when the key was never written, or was
+// deleted since.
+func (s *Session) Get(ctx context.Context, key string, level Level) (value []byte, found bool, err error) {
 	r, err := s.Do(ctx, Get, key, nil, level)
 	return r.Value, r.Found, err
 }

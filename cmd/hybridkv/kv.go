@@ -13,7 +13,8 @@ import (
 	"github.com/hybridkv/hybridkv/internal/cluster"
 )
 
-// kvFlags are the flags of the interactive get and put commands.
+// kvFlags are the flags of the interactive get, put and del commands. A
+// key is the argument's bytes as given.
 type kvFlags struct {
 	cfg     configFlags
 	weak    bool
@@ -83,14 +84,6 @@ func (f *kvFlags) run(cmd *cobra.Command, op func(context.Context, *client.Sessi
 	return nil
 }
 
-func parseKey(s string) (uint64, error) {
-	k, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("key %q: keys are unsigned 64-bit integers", s)
-	}
-	return k, nil
-}
-
 func newGetCmd() *cobra.Command {
 	var f kvFlags
 	cmd := &cobra.Command{
@@ -98,10 +91,7 @@ func newGetCmd() *cobra.Command {
 		Short: "Read a key from a running cluster",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key, err := parseKey(args[0])
-			if err != nil {
-				return err
-			}
+			key := args[0]
 			return f.run(cmd, func(ctx context.Context, s *client.Session) (string, error) {
 				v, found, err := s.Get(ctx, key, f.level())
 				if !found {
@@ -122,24 +112,43 @@ func newPutCmd() *cobra.Command {
 		Short: "Write a key in a running cluster",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key, err := parseKey(args[0])
-			if err != nil {
-				return err
-			}
+			key := args[0]
 			return f.run(cmd, func(ctx context.Context, s *client.Session) (string, error) {
 				return "ok", s.Put(ctx, key, []byte(args[1]), f.level())
-			}, func(ctx context.Context, s *client.Session) error {
-				// A weak write may complete before it is committed (CURP-HO);
-				// a strong read of the session orders it into the log before
-				// this process exits and stops re-sending it.
-				if !f.weak {
-					return nil
-				}
-				_, _, err := s.Get(ctx, key, client.Strong)
-				return err
-			})
+			}, f.settle(key))
 		},
 	}
 	f.register(cmd)
 	return cmd
+}
+
+func newDelCmd() *cobra.Command {
+	var f kvFlags
+	cmd := &cobra.Command{
+		Use:   "del KEY [--weak|--strong]",
+		Short: "Delete a key in a running cluster (no error if it is not there)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key := args[0]
+			return f.run(cmd, func(ctx context.Context, s *client.Session) (string, error) {
+				return "ok", s.Delete(ctx, key, f.level())
+			}, f.settle(key))
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// settle follows a weak write with a strong read of its key: a weak write
+// may complete before it is committed (CURP-HO); the strong read of the
+// session orders it into the log before this process exits and stops
+// re-sending it.
+func (f *kvFlags) settle(key string) func(context.Context, *client.Session) error {
+	return func(ctx context.Context, s *client.Session) error {
+		if !f.weak {
+			return nil
+		}
+		_, _, err := s.Get(ctx, key, client.Strong)
+		return err
+	}
 }

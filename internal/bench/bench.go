@@ -243,11 +243,11 @@ func (r *run) openClients() error {
 
 // keysWritten is a driver's record of the keys it writes: kept only when
 // the history is checked, for the final read-back.
-func (r *run) keysWritten() map[uint64]struct{} {
+func (r *run) keysWritten() map[string]struct{} {
 	if r.history == nil {
 		return nil
 	}
-	return make(map[uint64]struct{})
+	return make(map[string]struct{})
 }
 
 func (r *run) closeClients() {

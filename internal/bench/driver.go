@@ -27,7 +27,7 @@ type driver struct {
 	inflight int
 	writes   uint64
 	// written holds the keys this session wrote, for the final read-back.
-	written map[uint64]struct{}
+	written map[string]struct{}
 	stopped *atomic.Bool
 	outage  *outage
 	// faults, when a nemesis runs, is told of every completion; site is

@@ -35,8 +35,8 @@ func TestIdleSessionsExpireRealProcesses(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	s := c.NewSession()
-	require.NoError(t, s.Put(ctx, 1, []byte("strong"), client.Strong))
-	require.NoError(t, s.Put(ctx, 2, []byte("weak"), client.Weak))
+	require.NoError(t, s.Put(ctx, "1", []byte("strong"), client.Strong))
+	require.NoError(t, s.Put(ctx, "2", []byte("weak"), client.Weak))
 
 	tables := func() []float64 {
 		var n []float64
@@ -63,8 +63,8 @@ func TestIdleSessionsExpireRealProcesses(t *testing.T) {
 
 	opCtx, opCancel := context.WithTimeout(ctx, 10*time.Second)
 	defer opCancel()
-	require.NoError(t, s.Put(opCtx, 1, []byte("again"), client.Strong), "the session's next operation did not go through")
-	v, _, err := s.Get(opCtx, 1, client.Strong)
+	require.NoError(t, s.Put(opCtx, "1", []byte("again"), client.Strong), "the session's next operation did not go through")
+	v, _, err := s.Get(opCtx, "1", client.Strong)
 	require.NoError(t, err)
 	require.Equal(t, "again", string(v))
 	require.Eventually(t, func() bool { return equal(tables(), 1) }, 5*time.Second, 100*time.Millisecond,

@@ -10,6 +10,7 @@ import (
 	"github.com/hybridkv/hybridkv/client"
 	"github.com/hybridkv/hybridkv/internal/stats"
 	"github.com/hybridkv/hybridkv/internal/wire"
+	"github.com/hybridkv/hybridkv/internal/workload"
 )
 
 // preloadTimeout bounds the load phase: it writes every key once, so on
@@ -30,8 +31,9 @@ func (r *run) preload(ctx context.Context) (string, error) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	var written, failed atomic.Int64
+	names := workload.NewKeyNames(keys)
 	for i, d := range ds {
-		p := &preloader{d: d, next: uint64(i), step: uint64(len(ds)), keys: keys,
+		p := &preloader{d: d, next: uint64(i), step: uint64(len(ds)), keys: keys, names: names,
 			written: &written, failed: &failed, done: wg.Done}
 		wg.Add(1)
 		p.start(r.cfg.Bench.Pendings)
@@ -63,6 +65,7 @@ func (r *run) preloadProgress(start time.Time, written *atomic.Int64) func() {
 type preloader struct {
 	d                *driver
 	next, step, keys uint64
+	names            *workload.KeyNames
 	inflight         int
 	written, failed  *atomic.Int64
 	done             func()
@@ -80,7 +83,7 @@ func (p *preloader) start(pendings int) {
 
 // issue writes the next key; d.mu is held.
 func (p *preloader) issue() {
-	key := p.next
+	key := p.names.Name(p.next)
 	p.next += p.step
 	p.inflight++
 	p.d.session.Submit(wire.Put, key, p.d.nextValue(), wire.Strong, p.completed)

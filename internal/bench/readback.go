@@ -50,8 +50,8 @@ func (r *run) readBack(ctx context.Context) string {
 	return fmt.Sprintf("final read-back: %d written keys read strongly after the run, %d failed", len(keys), failed.Load())
 }
 
-func (r *run) writtenKeys() []uint64 {
-	all := make(map[uint64]struct{})
+func (r *run) writtenKeys() []string {
+	all := make(map[string]struct{})
 	for _, d := range r.drivers() {
 		d.mu.Lock()
 		maps.Copy(all, d.written)

@@ -32,7 +32,7 @@ func TestRetryAfterFullRestartAppliesOnce(t *testing.T) {
 			cfg.Protocol = name
 			ctx, ps, cc := spawnLocal(t, &cfg)
 
-			const key = 7
+			const key = "k7"
 			c, err := client.New(cc)
 			require.NoError(t, err)
 			s := c.NewSession()
@@ -108,7 +108,7 @@ func rawSender(t *testing.T, cc client.Config) func(*wire.Request) {
 	}
 }
 
-func readStrong(ctx context.Context, t *testing.T, cc client.Config, key uint64) string {
+func readStrong(ctx context.Context, t *testing.T, cc client.Config, key string) string {
 	c, err := client.New(cc)
 	require.NoError(t, err)
 	defer c.Close()

@@ -10,7 +10,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
-func logPut(session, seq, key uint64, value string) wire.Op {
+func logPut(session, seq uint64, key, value string) wire.Op {
 	return wire.Op{ID: wire.OpID{Session: session, Seq: seq}, Kind: wire.Put, Key: key, Value: []byte(value)}
 }
 
@@ -45,7 +45,7 @@ func logOf(ops ...wire.Op) [][]byte {
 // deduplicates holds B's value; one that applied the retry again holds
 // A's, and one that took B for a duplicate holds A's too: X1 names both.
 func TestAppliedLogCatchesDoubleEffects(t *testing.T) {
-	a, b, other := logPut(1, 1, 7, "a"), logPut(2, 1, 7, "b"), logPut(1, 2, 8, "c")
+	a, b, other := logPut(1, 1, "k7", "a"), logPut(2, 1, "k7", "b"), logPut(1, 2, "k8", "c")
 	log := logOf(a, b, a, other)
 	check := func(rs ...history.ReplicaState) Result {
 		return Check(&history.File{Replicas: rs, Log: log}, Options{})
@@ -71,7 +71,7 @@ func TestAppliedLogCatchesDoubleEffects(t *testing.T) {
 // again with no other write to its key in between, leaves the value as it
 // was, but not the slot that wrote it, which the digest covers.
 func TestAppliedLogCatchesARetryThatRewritesItsValue(t *testing.T) {
-	a, other := logPut(1, 1, 7, "a"), logPut(2, 1, 8, "c")
+	a, other := logPut(1, 1, "k7", "a"), logPut(2, 1, "k8", "c")
 	log := logOf(a, a, other)
 	res := Check(&history.File{Log: log, Replicas: []history.ReplicaState{
 		{ID: 1, Applied: 4, Digest: digestOf(applied{2, a}, applied{4, other})}}}, Options{})

@@ -274,8 +274,8 @@ func (s *sweep) checkWrite(w int32, v *vclock) {
 		prop, how = "W3", "in its own session"
 	}
 	s.rep.add(Violation{Property: prop, Ops: []history.Event{*b.ev, *o.ev},
-		Detail: fmt.Sprintf("CyclicCF: put %v is logged at slot %d, before put %v at slot %d, although %v is in its causal past (%s)",
-			o.ev.ID(), o.slot, b.ev.ID(), b.slot, b.ev.ID(), how)})
+		Detail: fmt.Sprintf("CyclicCF: %v %v is logged at slot %d, before %v %v at slot %d, although %v is in its causal past (%s)",
+			o.ev.Kind, o.ev.ID(), o.slot, b.ev.Kind, b.ev.ID(), b.slot, b.ev.ID(), how)})
 }
 
 // witness is a write that makes a read stale, and the pattern it forms.
@@ -290,7 +290,49 @@ func (s *sweep) checkRead(r int32, v *vclock) {
 	if kw == nil {
 		return // nothing was ever written to the key
 	}
-	w1 := o.rf
+	wit := s.witnesses(kw, r, v, o.rf)
+	if len(wit) == 0 {
+		return
+	}
+	if o.rf == notFound && len(kw.dels) > 0 {
+		// A read that found nothing read the initial state or a delete
+		// (one invoked before it returned): it is stale only if every one
+		// of them is older than a write in its past. The delete it read
+		// is not known, so its past is not joined into the read's: that
+		// can hide a violation later, never invent one.
+		for _, d := range kw.dels {
+			if s.h.ops[d].inv >= o.ret {
+				break
+			}
+			if len(s.witnesses(kw, r, v, d)) == 0 {
+				return
+			}
+		}
+		wit = putsOnly(s.h, wit)
+	}
+	s.rep.add(s.cls.stale(r, v, wit))
+}
+
+// putsOnly keeps the witnesses that are puts, as they are what makes a
+// read that found nothing stale when no delete explains it; all of them if
+// none is.
+func putsOnly(h *hist, wit []witness) []witness {
+	var puts []witness
+	for _, w := range wit {
+		if !h.ops[w.w].del {
+			puts = append(puts, w)
+		}
+	}
+	if len(puts) == 0 {
+		return wit
+	}
+	return puts
+}
+
+// witnesses returns the writes in read r's past v that are newer than w1,
+// the write r read or notFound for the initial state.
+func (s *sweep) witnesses(kw *keyWrites, r int32, v *vclock, w1 int32) []witness {
+	o := &s.h.ops[r]
 	var slot1 uint64
 	if w1 >= 0 {
 		slot1 = s.h.ops[w1].slot
@@ -330,8 +372,5 @@ func (s *sweep) checkRead(r int32, v *vclock) {
 			}
 		}
 	}
-	if len(wit) == 0 {
-		return
-	}
-	s.rep.add(s.cls.stale(r, v, wit))
+	return wit
 }

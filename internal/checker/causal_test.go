@@ -72,7 +72,7 @@ func redirectPast(rng *rand.Rand, events []history.Event) {
 	}
 	var puts [][]byte
 	for i := range events {
-		if w := &events[i]; w.IsWrite() && w.Key == r.Key && w.Invoke <= r.Return {
+		if w := &events[i]; w.Kind == wire.Put && w.Key == r.Key && w.Invoke <= r.Return {
 			puts = append(puts, w.Value)
 		}
 	}
@@ -145,12 +145,41 @@ func closureFindings(t *testing.T, events []history.Event) map[string]bool {
 			}
 			switch rf := o.rf; {
 			case rf == thinAir || int(rf) == a:
-			case rf == notFound,
-				h.ops[rf].slot != 0 && w.slot > h.ops[rf].slot,
+			case rf == notFound:
+				if !explainedByDelete(h, past, b) {
+					found["stale "+o.ev.ID().String()] = true
+				}
+			case h.ops[rf].slot != 0 && w.slot > h.ops[rf].slot,
 				past[a][rf]:
 				found["stale "+o.ev.ID().String()] = true
 			}
 		}
 	}
 	return found
+}
+
+// explainedByDelete reports whether read b, which found nothing, may have
+// read a delete of its key invoked before it returned: one that no write
+// in its past is newer than (logged later, or causally after it).
+func explainedByDelete(h *hist, past [][]bool, b int) bool {
+	o := &h.ops[b]
+	for d := range h.ops {
+		dop := &h.ops[d]
+		if !dop.del || dop.key != o.key || dop.inv >= o.ret {
+			continue
+		}
+		superseded := false
+		for a := range h.ops {
+			w := &h.ops[a]
+			if past[b][a] && w.write && w.key == o.key && a != d &&
+				(dop.slot != 0 && w.slot > dop.slot || past[a][d]) {
+				superseded = true
+				break
+			}
+		}
+		if !superseded {
+			return true
+		}
+	}
+	return false
 }

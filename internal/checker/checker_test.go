@@ -21,17 +21,17 @@ const (
 
 // Keys used by the hand-built histories.
 const (
-	x uint64 = iota + 1
-	y
+	x = "x"
+	y = "y"
 )
 
-func put(l wire.Level, sess, key uint64, v string, inv, ret int64) history.Event {
+func put(l wire.Level, sess uint64, key, v string, inv, ret int64) history.Event {
 	return history.Event{Session: sess, Level: l, Kind: wire.Put, Key: key, Value: []byte(v),
 		Invoke: inv, Return: ret, Outcome: history.OK}
 }
 
 // get builds a read; v == "" means it found nothing.
-func get(l wire.Level, sess, key uint64, v string, inv, ret int64) history.Event {
+func get(l wire.Level, sess uint64, key, v string, inv, ret int64) history.Event {
 	e := history.Event{Session: sess, Level: l, Kind: wire.Get, Key: key,
 		Invoke: inv, Return: ret, Outcome: history.OK}
 	if v != "" {
@@ -233,13 +233,13 @@ func TestViolationString(t *testing.T) {
 	r := Check(&history.File{Events: numbered(put(W, 1, x, "a", 0, 10), get(W, 1, x, "", 20, 30))}, Options{})
 	require.Len(t, r.Violations, 1)
 	s := r.Violations[0].String()
-	for _, want := range []string{"W1 read-your-writes", "1.1 weak put key 1", "1.2 weak get key 1 -> not found", "[20ns, 30ns]"} {
+	for _, want := range []string{"W1 read-your-writes", `1.1 weak put key "x"`, `1.2 weak get key "x" -> not found`, "[20ns, 30ns]"} {
 		assert.Contains(t, s, want)
 	}
 	r = Check(&history.File{Events: numbered(put(S, 1, x, "a", 0, 10), put(S, 1, x, "b", 20, 30), get(S, 2, x, "a", 40, 50))}, Options{})
 	i := slices.IndexFunc(r.Violations, func(v Violation) bool { return v.Property == "S1" })
 	require.GreaterOrEqual(t, i, 0)
-	assert.Contains(t, r.Violations[i].String(), "2.1 strong get key 1 -> value of 1.1")
+	assert.Contains(t, r.Violations[i].String(), `2.1 strong get key "x" -> value of 1.1`)
 }
 
 func TestVisualization(t *testing.T) {

@@ -34,7 +34,13 @@ type classifier struct {
 	// Built on first use: per session, ops by return time; per session and
 	// key, reads by return time.
 	bySess    [][]int32
-	sessReads map[[2]uint64][]int32
+	sessReads map[sessKey][]int32
+}
+
+// sessKey names a session's reads of one key.
+type sessKey struct {
+	sess int32
+	key  string
 }
 
 var rank = map[string]int{"C1": 0, "W1": 1, "C2": 2, "W3": 3, "W2": 4, "W4": 5, "W5": 6}
@@ -57,6 +63,9 @@ func (c *classifier) stale(r int32, v *vclock, wits []witness) Violation {
 		what = fmt.Sprintf("read %v's value", w1.ev.ID())
 	} else {
 		what = "found nothing"
+		if kw := c.h.keys[ro.key]; kw != nil && len(kw.dels) > 0 {
+			what += ", which no delete explains,"
+		}
 	}
 	ops = append(ops, *w2.ev)
 	if bestVia >= 0 {
@@ -66,8 +75,8 @@ func (c *classifier) stale(r int32, v *vclock, wits []witness) Violation {
 	if ro.rf < 0 {
 		newer = ""
 	}
-	detail := fmt.Sprintf("%s: %v %s on key %d although put %v%s is in its causal past",
-		best.pattern, ro.ev.ID(), what, ro.key, w2.ev.ID(), newer)
+	detail := fmt.Sprintf("%s: %v %s on key %q although %v %v%s is in its causal past",
+		best.pattern, ro.ev.ID(), what, ro.key, w2.ev.Kind, w2.ev.ID(), newer)
 	if bestWhy != "" {
 		detail += "; " + bestWhy
 	}
@@ -80,14 +89,14 @@ func (c *classifier) classify(r int32, v *vclock, w2 int32) (string, int32, stri
 	if wo.sess == ro.sess && wo.ret < ro.inv {
 		switch {
 		case ro.strong && !wo.strong:
-			return "C1", -1, "a strong read missed its session's earlier weak put"
+			return "C1", -1, fmt.Sprintf("a strong read missed its session's earlier weak %v", wo.ev.Kind)
 		case !ro.strong:
-			return "W1", -1, "a read missed its session's earlier put"
+			return "W1", -1, fmt.Sprintf("a read missed its session's earlier %v", wo.ev.Kind)
 		}
 	}
 	if !wo.strong && wo.sess != ro.sess {
 		if s := c.strongAfter(r, w2, v); s >= 0 {
-			return "C2", s, fmt.Sprintf("the put precedes strong op %v of its session, which the read observes", c.h.ops[s].ev.ID())
+			return "C2", s, fmt.Sprintf("the %v precedes strong op %v of its session, which the read observes", wo.ev.Kind, c.h.ops[s].ev.ID())
 		}
 	}
 	if ro.strong {
@@ -95,13 +104,13 @@ func (c *classifier) classify(r int32, v *vclock, w2 int32) (string, int32, stri
 	}
 	w1 := ro.rf
 	if w1 >= 0 && c.h.ops[w1].sess == wo.sess && c.h.ops[w1].ret < wo.inv {
-		return "W3", -1, "both puts are by one session, in that order"
+		return "W3", -1, "both writes are by one session, in that order"
 	}
 	if e := c.earlierRead(r, w2); e >= 0 {
 		return "W2", e, fmt.Sprintf("the session's earlier read %v already returned a newer value", c.h.ops[e].ev.ID())
 	}
 	if w1 >= 0 {
-		return "W4", -1, fmt.Sprintf("put %v is in the causal past of put %v", c.h.ops[w1].ev.ID(), wo.ev.ID())
+		return "W4", -1, fmt.Sprintf("put %v is in the causal past of %v %v", c.h.ops[w1].ev.ID(), wo.ev.Kind, wo.ev.ID())
 	}
 	return "W5", -1, ""
 }
@@ -111,12 +120,12 @@ func (c *classifier) build() {
 		return
 	}
 	c.bySess = make([][]int32, c.h.sessions)
-	c.sessReads = map[[2]uint64][]int32{}
+	c.sessReads = map[sessKey][]int32{}
 	for i := range c.h.ops {
 		o := &c.h.ops[i]
 		c.bySess[o.sess] = append(c.bySess[o.sess], int32(i))
 		if !o.write && o.rf != thinAir {
-			k := [2]uint64{uint64(o.sess), o.key}
+			k := sessKey{o.sess, o.key}
 			c.sessReads[k] = append(c.sessReads[k], int32(i))
 		}
 	}
@@ -169,7 +178,7 @@ func (c *classifier) strongAfter(r, w int32, v *vclock) int32 {
 func (c *classifier) earlierRead(r, w2 int32) int32 {
 	c.build()
 	ro := &c.h.ops[r]
-	for _, e := range c.sessReads[[2]uint64{uint64(ro.sess), ro.key}] {
+	for _, e := range c.sessReads[sessKey{ro.sess, ro.key}] {
 		eo := &c.h.ops[e]
 		if eo.ret >= ro.inv {
 			break

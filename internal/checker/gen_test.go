@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 
 	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -16,25 +17,30 @@ type genConfig struct {
 	writeShare, weakShare   float64
 	hotKeys, keys           int
 	hotShare                float64
-	seed                    uint64
+	// deleteShare is the share of writes that are deletes.
+	deleteShare float64
+	seed        uint64
 }
 
 // generate simulates a correct store: one log, every op taking effect at
 // a point inside its interval, strong reads returning the latest value,
 // weak reads returning the value as of some log index no older than the
 // newest write their session already knows of (a lagging replica). Every
-// put reports its slot; a weak read reports the index it read at.
+// put reports its slot; a weak read reports the index it read at. A
+// delete is logged like a put, and a read of the state it left finds
+// nothing.
 func generate(c genConfig) []history.Event {
 	rng := rand.New(rand.NewPCG(c.seed, 1))
 	type version struct {
 		slot  uint64
 		value []byte
+		gone  bool // written by a delete
 	}
 	var (
 		q        actions
 		events   = make([]history.Event, 0, c.ops)
 		logLen   uint64
-		versions = map[uint64][]version{}
+		versions = map[string][]version{}
 		known    = make([]uint64, c.sessions) // newest slot each session knows of
 		inFlight = make([]int, c.sessions)
 		issued   int
@@ -69,11 +75,14 @@ func generate(c genConfig) []history.Event {
 			if rng.Float64() < c.writeShare {
 				e.Kind = wire.Put
 				e.Value = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, e.Session), e.Seq)
+				if c.deleteShare > 0 && rng.Float64() < c.deleteShare {
+					e.Kind, e.Value = wire.Delete, nil
+				}
 			}
 			if rng.Float64() < c.hotShare {
-				e.Key = uint64(rng.IntN(c.hotKeys))
+				e.Key = strconv.Itoa(rng.IntN(c.hotKeys))
 			} else {
-				e.Key = uint64(c.hotKeys + rng.IntN(c.keys))
+				e.Key = strconv.Itoa(c.hotKeys + rng.IntN(c.keys))
 			}
 			i := len(events)
 			events = append(events, e)
@@ -84,20 +93,20 @@ func generate(c genConfig) []history.Event {
 			e := &events[a.who]
 			vs := versions[e.Key]
 			switch {
-			case e.Kind == wire.Put:
+			case e.IsWrite():
 				logLen++
 				e.Slot = logLen
-				versions[e.Key] = append(vs, version{logLen, e.Value})
+				versions[e.Key] = append(vs, version{logLen, e.Value, e.Kind == wire.Delete})
 				state[a.who].knows = logLen
 			case e.Level == wire.Strong:
-				if len(vs) > 0 {
-					e.Value, e.Found = vs[len(vs)-1].value, true
+				if n := len(vs); n > 0 && !vs[n-1].gone {
+					e.Value, e.Found = vs[n-1].value, true
 				}
 				state[a.who].knows = logLen
 			default:
 				lo := state[a.who].knownAtInvoke
 				at := lo + uint64(rng.IntN(int(logLen-lo)+1))
-				if n := sort.Search(len(vs), func(i int) bool { return vs[i].slot > at }); n > 0 {
+				if n := sort.Search(len(vs), func(i int) bool { return vs[i].slot > at }); n > 0 && !vs[n-1].gone {
 					e.Value, e.Found = vs[n-1].value, true
 				}
 				e.Slot = at

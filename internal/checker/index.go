@@ -26,13 +26,14 @@ type op struct {
 	ev     *history.Event
 	inv    int64
 	ret    int64 // never unless ok
-	key    uint64
+	key    string
 	slot   uint64
 	sess   int32 // dense session index
 	rf     int32 // reads: the write read, or notFound / thinAir
 	wj     int32 // writes: index of the op's session in its key's writers
 	strong bool
 	write  bool
+	del    bool // a delete: a write of "absent", which a read finding nothing may have read
 	ok     bool
 	future bool // a read that returned before the write it read was invoked
 }
@@ -49,13 +50,16 @@ type keyWrites struct {
 	// writes invoked after the one it read, or logged after it.
 	byInv, bySlot []int32
 	slotInv       *minTree // the invocations of bySlot
+	// dels holds the key's deletes by invocation: a read that found
+	// nothing may have read any of them, or the initial state.
+	dels []int32
 }
 
 // hist is a history prepared for checking.
 type hist struct {
 	ops      []op
 	sessions int
-	keys     map[uint64]*keyWrites
+	keys     map[string]*keyWrites
 	readers  []int32 // per write: reads of it that returned after it was invoked
 	// logged maps each operation in the run's committed log to the index
 	// where it took effect; nil when the run handed over no log.
@@ -71,7 +75,7 @@ func index(f *history.File, rep *reporter) (*hist, error) {
 		}
 	}
 	events := dedupe(f.Events, rep)
-	h := &hist{keys: map[uint64]*keyWrites{}}
+	h := &hist{keys: map[string]*keyWrites{}}
 	sessions := map[uint64]int32{}
 	for _, e := range events {
 		if !e.IsWrite() && e.Outcome != history.OK {
@@ -83,7 +87,8 @@ func index(f *history.File, rep *reporter) (*hist, error) {
 			sessions[e.Session] = s
 		}
 		o := op{ev: e, inv: e.Invoke, ret: e.Return, key: e.Key, slot: e.Slot, sess: s,
-			rf: notFound, strong: e.Level == wire.Strong, write: e.IsWrite(), ok: e.Outcome == history.OK}
+			rf: notFound, strong: e.Level == wire.Strong, write: e.IsWrite(), del: e.Kind == wire.Delete,
+			ok: e.Outcome == history.OK}
 		if !o.ok {
 			o.ret = never
 		}
@@ -132,12 +137,14 @@ func sameResult(a, b *history.Event) bool {
 
 // resolveReads maps each read to the write whose value it returned. Values
 // are unique per key, so this is a lookup by bytes; a duplicate makes the
-// history uncheckable.
+// history uncheckable. A delete writes no value: a read that found nothing
+// keeps notFound, which the checks take as the initial state or any
+// delete of the key.
 func (h *hist) resolveReads(rep *reporter) error {
-	byValue := map[uint64]map[string]int32{}
+	byValue := map[string]map[string]int32{}
 	for i := range h.ops {
 		o := &h.ops[i]
-		if !o.write {
+		if !o.write || o.del {
 			continue
 		}
 		m := byValue[o.key]
@@ -146,7 +153,7 @@ func (h *hist) resolveReads(rep *reporter) error {
 			byValue[o.key] = m
 		}
 		if j, dup := m[string(o.ev.Value)]; dup {
-			return fmt.Errorf("puts %v and %v both write %q to key %d: reads cannot be attributed",
+			return fmt.Errorf("puts %v and %v both write %q to key %q: reads cannot be attributed",
 				h.ops[j].ev.ID(), o.ev.ID(), o.ev.Value, o.key)
 		}
 		m[string(o.ev.Value)] = int32(i)
@@ -163,7 +170,7 @@ func (h *hist) resolveReads(rep *reporter) error {
 		if !ok {
 			o.rf = thinAir
 			rep.add(Violation{Property: "W6", Ops: []history.Event{*o.ev},
-				Detail: fmt.Sprintf("ThinAirRead: no put on key %d wrote the value read", o.key)})
+				Detail: fmt.Sprintf("ThinAirRead: no put on key %q wrote the value read", o.key)})
 			continue
 		}
 		o.rf = w
@@ -201,6 +208,11 @@ func (h *hist) indexWrites() {
 	}
 	for _, kw := range h.keys {
 		slices.SortFunc(kw.byInv, func(a, b int32) int { return cmpInt(h.ops[a].inv, h.ops[b].inv) })
+		for _, w := range kw.byInv {
+			if h.ops[w].del {
+				kw.dels = append(kw.dels, w)
+			}
+		}
 		slices.SortFunc(kw.bySlot, func(a, b int32) int { return cmp.Compare(h.ops[a].slot, h.ops[b].slot) })
 		invs := make([]int64, len(kw.bySlot))
 		for p, w := range kw.bySlot {

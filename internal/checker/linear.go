@@ -20,9 +20,12 @@ import (
 //   - reads without a result are left out, and so are reads of a value no
 //     put wrote (already reported as W6).
 //
-// Keys without a strong read are skipped: puts alone always linearize.
-// Because every put writes a distinct value, the decision is the
-// polynomial cluster check (see zones); porcupine's general search,
+// A delete is a put of "absent", with a span like a put's. Keys without a
+// strong read are skipped: puts alone always linearize. Because every put
+// writes a distinct value, the decision is the polynomial cluster check
+// (see zones), with each delete a cluster no read joins: a read that found
+// nothing on a key with deletes may have read any of them, so it is
+// checked apart (see absentReads). Porcupine's general search,
 // exponential in the number of concurrent ops, cannot finish on a hot key
 // of a pipelined benchmark. Porcupine draws the visualization of each
 // failing key's culprits and, with Options.CrossCheck, searches every key
@@ -30,8 +33,8 @@ import (
 func checkLinearizable(h *hist, o Options, rep *reporter) (unknown bool) {
 	deadline := time.Now().Add(o.LinearizabilityTimeout)
 	l := &lin{h: h, bound: latestPoints(h), model: kvModel(h)}
-	byKey := l.keys()
-	keys := make([]uint64, 0, len(byKey))
+	byKey, absent := l.keys()
+	keys := make([]string, 0, len(byKey))
 	for k := range byKey {
 		keys = append(keys, k)
 	}
@@ -47,6 +50,10 @@ func checkLinearizable(h *hist, o Options, rep *reporter) (unknown bool) {
 			failed = append(failed, *v)
 			shown = append(shown, l.operations(culprits)...)
 		}
+		checked += len(absent[k])
+		if v := l.absentReads(k, absent[k]); v != nil {
+			failed = append(failed, *v)
+		}
 		if !o.CrossCheck {
 			continue
 		}
@@ -60,7 +67,7 @@ func checkLinearizable(h *hist, o Options, rep *reporter) (unknown bool) {
 			unknown = true
 		case (res == porcupine.Ok) != (v == nil):
 			failed = append(failed, Violation{Property: "S1",
-				Detail: fmt.Sprintf("CheckerDisagreement: on key %d porcupine finds %v, the cluster check linearizable=%v", k, res, v == nil)})
+				Detail: fmt.Sprintf("CheckerDisagreement: on key %q porcupine finds %v, the cluster check linearizable=%v", k, res, v == nil)})
 		}
 	}
 	rep.count(checked, "S1")
@@ -89,15 +96,26 @@ type lin struct {
 	model porcupine.Model
 }
 
-// keys groups the ops S1 checks by key, for keys with a strong read.
-func (l *lin) keys() map[uint64][]int32 {
+// keys groups the ops S1 checks by key, for keys with a strong read. On a
+// key with deletes, the strong reads that found nothing are grouped apart
+// (absent): which delete each read is not known, so they leave the
+// cluster check, which needs to know, for absentReads.
+func (l *lin) keys() (byKey, absent map[string][]int32) {
 	h := l.h
-	byKey := map[uint64][]int32{}
+	byKey, absent = map[string][]int32{}, map[string][]int32{}
 	for i := range h.ops {
 		o := &h.ops[i]
-		if o.strong && !o.write && o.rf != thinAir {
-			byKey[o.key] = append(byKey[o.key], int32(i))
+		if !o.strong || o.write || o.rf == thinAir {
+			continue
 		}
+		if kw := h.keys[o.key]; o.rf == notFound && kw != nil && len(kw.dels) > 0 {
+			absent[o.key] = append(absent[o.key], int32(i))
+			if _, ok := byKey[o.key]; !ok {
+				byKey[o.key] = nil // the key's writes are still checked
+			}
+			continue
+		}
+		byKey[o.key] = append(byKey[o.key], int32(i))
 	}
 	for i := range h.ops {
 		// A put that may take effect arbitrarily late and that no strong
@@ -111,7 +129,7 @@ func (l *lin) keys() map[uint64][]int32 {
 	for _, ops := range byKey {
 		slices.SortFunc(ops, func(a, b int32) int { return cmp.Compare(h.ops[a].inv, h.ops[b].inv) })
 	}
-	return byKey
+	return byKey, absent
 }
 
 // interval returns the span in which op i may take effect.
@@ -124,8 +142,9 @@ func (l *lin) interval(i int32) (int64, int64) {
 }
 
 type kvInput struct {
-	key   uint64
+	key   string
 	write bool
+	del   bool
 	w     int32 // a put's own index
 }
 
@@ -139,7 +158,7 @@ func (l *lin) operations(ops []int32) []porcupine.Operation {
 		o := &l.h.ops[i]
 		call, ret := l.interval(i)
 		out[p] = porcupine.Operation{ClientId: int(o.sess), Call: call, Return: ret,
-			Input: kvInput{key: o.key, write: o.write, w: i}, Output: kvOutput{w: o.rf}}
+			Input: kvInput{key: o.key, write: o.write, del: o.del, w: i}, Output: kvOutput{w: o.rf}}
 	}
 	return out
 }
@@ -153,7 +172,7 @@ func kvModel(h *hist) porcupine.Model {
 	}
 	return porcupine.Model{
 		Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
-			byKey := map[uint64]int{}
+			byKey := map[string]int{}
 			var parts [][]porcupine.Operation
 			for _, op := range ops {
 				k := op.Input.(kvInput).key
@@ -169,7 +188,9 @@ func kvModel(h *hist) porcupine.Model {
 		},
 		Init: func() any { return notFound },
 		Step: func(state, in, out any) (bool, any) {
-			if i := in.(kvInput); i.write {
+			if i := in.(kvInput); i.del {
+				return true, notFound
+			} else if i.write {
 				return true, i.w
 			}
 			return out.(kvOutput).w == state.(int32), state
@@ -179,9 +200,9 @@ func kvModel(h *hist) porcupine.Model {
 			i := in.(kvInput)
 			o := &h.ops[i.w]
 			if i.write {
-				return fmt.Sprintf("%v %v put key %d", o.ev.ID(), o.ev.Level, i.key)
+				return fmt.Sprintf("%v %v %v key %q", o.ev.ID(), o.ev.Level, o.ev.Kind, i.key)
 			}
-			return fmt.Sprintf("%v %v get key %d -> value of %s", o.ev.ID(), o.ev.Level, i.key, name(out.(kvOutput).w))
+			return fmt.Sprintf("%v %v get key %q -> value of %s", o.ev.ID(), o.ev.Level, i.key, name(out.(kvOutput).w))
 		},
 		DescribeState: func(state any) string { return "value of " + name(state.(int32)) },
 	}

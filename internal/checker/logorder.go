@@ -24,14 +24,14 @@ func (l *lin) logOrder() []Violation {
 	if h.logged == nil {
 		return nil
 	}
-	byKey := map[uint64][]int32{}
+	byKey := map[string][]int32{}
 	for i := range h.ops {
 		o := &h.ops[i]
 		if _, ok := h.logged[o.ev.ID()]; ok && o.write {
 			byKey[o.key] = append(byKey[o.key], int32(i))
 		}
 	}
-	keys := make([]uint64, 0, len(byKey))
+	keys := make([]string, 0, len(byKey))
 	for k := range byKey {
 		keys = append(keys, k)
 	}
@@ -48,7 +48,7 @@ func (l *lin) logOrder() []Violation {
 // logOrderOf checks one key's logged puts: walking back from the last
 // logged, it keeps the earliest end among the puts logged later, and a
 // put invoked after that end was logged too early.
-func (l *lin) logOrderOf(key uint64, puts []int32) *Violation {
+func (l *lin) logOrderOf(key string, puts []int32) *Violation {
 	h := l.h
 	at := func(i int32) uint64 { return h.logged[h.ops[i].ev.ID()] }
 	slices.SortFunc(puts, func(a, b int32) int { return cmp.Compare(at(a), at(b)) })
@@ -59,7 +59,7 @@ func (l *lin) logOrderOf(key uint64, puts []int32) *Violation {
 		if by >= 0 && earliest < inv {
 			a, b := &h.ops[by], &h.ops[i]
 			return &Violation{Property: "S1", Ops: []history.Event{*b.ev, *a.ev}, Detail: fmt.Sprintf(
-				"LogOrder: key %d: %v is logged at slot %d, before %v at slot %d, though %v was invoked after %v %s",
+				"LogOrder: key %q: %v is logged at slot %d, before %v at slot %d, though %v was invoked after %v %s",
 				key, b.ev.ID(), at(i), a.ev.ID(), at(by), b.ev.ID(), a.ev.ID(), l.endedHow(by))}
 		}
 		if end < earliest {

@@ -50,7 +50,7 @@ func (v Violation) String() string {
 // wrote it, since the checker does not assume any value encoding.
 func describe(e *history.Event, ops []history.Event) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v %v %v key %d", e.ID(), e.Level, e.Kind, e.Key)
+	fmt.Fprintf(&b, "%v %v %v key %q", e.ID(), e.Level, e.Kind, e.Key)
 	switch {
 	case e.Kind == wire.Get && e.Outcome != history.OK:
 	case e.Kind == wire.Get && !e.Found:
@@ -73,7 +73,7 @@ func describe(e *history.Event, ops []history.Event) string {
 func valueName(r *history.Event, ops []history.Event) string {
 	for i := range ops {
 		w := &ops[i]
-		if w.IsWrite() && w.Key == r.Key && bytes.Equal(w.Value, r.Value) {
+		if w.Kind == wire.Put && w.Key == r.Key && bytes.Equal(w.Value, r.Value) {
 			return "value of " + w.ID().String()
 		}
 	}

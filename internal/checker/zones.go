@@ -36,7 +36,7 @@ type cluster struct {
 // clusters that must each precede the other and the ops that force it,
 // together with every op of the two clusters: a failing history on its
 // own, small enough to visualize.
-func (l *lin) zones(key uint64, ops []int32) (*Violation, []int32) {
+func (l *lin) zones(key string, ops []int32) (*Violation, []int32) {
 	h := l.h
 	initial := &cluster{put: notFound, f: math.MinInt64, s: math.MinInt64, fOp: -1, sOp: -1}
 	byPut := map[int32]*cluster{}
@@ -108,13 +108,13 @@ func (l *lin) zones(key uint64, ops []int32) (*Violation, []int32) {
 }
 
 // cycle explains why clusters a and b must each precede the other.
-func (l *lin) cycle(key uint64, a, b *cluster, ops []int32) (*Violation, []int32) {
+func (l *lin) cycle(key string, a, b *cluster, ops []int32) (*Violation, []int32) {
 	h := l.h
 	name := func(c *cluster) string {
 		if c.put == notFound {
 			return "the initial value"
 		}
-		return "put " + h.ops[c.put].ev.ID().String()
+		return h.ops[c.put].ev.Kind.String() + " " + h.ops[c.put].ev.ID().String()
 	}
 	// x's op returned before y's op was invoked, so x precedes y.
 	because := func(x, y *cluster) string {
@@ -145,10 +145,10 @@ func (l *lin) cycle(key uint64, a, b *cluster, ops []int32) (*Violation, []int32
 		name(a), name(b), because(a, b), because(b, a))
 }
 
-func (l *lin) zoneViolation(key uint64, evidence, culprits []int32, format string, args ...any) (*Violation, []int32) {
+func (l *lin) zoneViolation(key string, evidence, culprits []int32, format string, args ...any) (*Violation, []int32) {
 	var evs []history.Event
 	for _, i := range evidence {
 		evs = append(evs, *l.h.ops[i].ev)
 	}
-	return &Violation{Property: "S1", Ops: evs, Detail: fmt.Sprintf("key %d: ", key) + fmt.Sprintf(format, args...)}, culprits
+	return &Violation{Property: "S1", Ops: evs, Detail: fmt.Sprintf("key %q: ", key) + fmt.Sprintf(format, args...)}, culprits
 }

@@ -65,7 +65,7 @@ func redirect(rng *rand.Rand, events []history.Event) {
 	r := &events[reads[rng.IntN(len(reads))]]
 	var puts [][]byte
 	for i := range events {
-		if events[i].IsWrite() && events[i].Key == r.Key {
+		if events[i].Kind == wire.Put && events[i].Key == r.Key {
 			puts = append(puts, events[i].Value)
 		}
 	}

@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func BenchmarkCURPPipelined(b *testing.B) {
 					kind = client.Put
 				}
 				issued++
-				s.Submit(kind, uint64(i*1000+issued%1000), value, client.Strong, func(r client.Result) {
+				s.Submit(kind, strconv.Itoa(i*1000+issued%1000), value, client.Strong, func(r client.Result) {
 					if r.Err != nil {
 						b.Error(r.Err)
 					}

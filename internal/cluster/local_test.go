@@ -67,8 +67,8 @@ func TestPutGetOverTCP(t *testing.T) {
 					defer wg.Done()
 					s := c.NewSession()
 					for k := range uint64(50) {
-						key := uint64(i)*1000 + k
-						v := fmt.Appendf(nil, "v%d", key)
+						key := fmt.Sprint(uint64(i)*1000 + k)
+						v := fmt.Appendf(nil, "v%s", key)
 						r, err := s.Do(ctx, client.Put, key, v, client.Strong)
 						if !assertNoErr(t, err) {
 							return

@@ -75,7 +75,7 @@ func TestDebugMetrics(t *testing.T) {
 	s := newClient(t, cfg, cfg.Sites[0]).NewSession()
 	const writes = 20
 	for k := range uint64(writes) {
-		_, err := s.Do(ctx, client.Put, k, []byte("v"), client.Strong)
+		_, err := s.Do(ctx, client.Put, fmt.Sprint(k), []byte("v"), client.Strong)
 		require.NoError(t, err)
 	}
 

@@ -31,14 +31,14 @@ func TestTLSCluster(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			s := newClient(t, &cfg, cfg.Sites[0]).NewSession()
-			require.NoError(t, s.Put(ctx, 1, []byte("secret"), client.Strong))
-			v, _, err := s.Get(ctx, 1, client.Strong)
+			require.NoError(t, s.Put(ctx, "1", []byte("secret"), client.Strong))
+			v, _, err := s.Get(ctx, "1", client.Strong)
 			require.NoError(t, err)
 			require.Equal(t, "secret", string(v))
 
 			plain := cfg
 			plain.TLS = config.TLSFiles{}
-			_, _, err = newClient(t, &plain, cfg.Sites[0]).NewSession().Get(ctx, 1, client.Strong)
+			_, _, err = newClient(t, &plain, cfg.Sites[0]).NewSession().Get(ctx, "1", client.Strong)
 			require.ErrorIs(t, err, client.ErrTimeout, "a client without TLS was answered")
 		})
 	}

@@ -2,6 +2,7 @@ package curp_test
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -38,21 +39,21 @@ func TestRetryAppliedOnce(t *testing.T) {
 	done := map[wire.OpID]clientcore.Completion{}
 	s.OnComplete = func(_ wire.NodeID, c clientcore.Completion) { done[c.ID] = c }
 
-	first := s.Submit(c, 1, wire.Op{Kind: wire.Put, Key: 9, Value: []byte("first")})
+	first := s.Submit(c, 1, wire.Op{Kind: wire.Put, Key: "9", Value: []byte("first")})
 	require.True(t, s.RunUntil(func() bool { _, ok := done[first]; return ok }, time.Second))
-	second := s.Submit(c, 2, wire.Op{Kind: wire.Put, Key: 9, Value: []byte("second")})
+	second := s.Submit(c, 2, wire.Op{Kind: wire.Put, Key: "9", Value: []byte("second")})
 	require.True(t, s.RunUntil(func() bool { _, ok := done[second]; return ok }, time.Second))
 	ok, _ := s.Converged(time.Second)
 	require.True(t, ok)
 
 	// The retry: the same identity, straight to every replica.
-	retry := &wire.Request{Op: wire.Op{ID: first, Kind: wire.Put, Key: 9, Value: []byte("first")}, Flags: wire.FlagRetry}
+	retry := &wire.Request{Op: wire.Op{ID: first, Kind: wire.Put, Key: "9", Value: []byte("first")}, Flags: wire.FlagRetry}
 	for _, r := range s.Replicas() {
 		s.Inject(c, r, retry)
 	}
 	s.RunFor(time.Second)
 	for _, r := range s.Replicas() {
-		v, found := s.Replica(r).(interface{ Read(uint64) ([]byte, bool) }).Read(9)
+		v, found := s.Replica(r).(interface{ Read(string) ([]byte, bool) }).Read("9")
 		require.True(t, found)
 		require.Equal(t, "second", string(v), "replica %d applied the retry again", r)
 	}
@@ -74,7 +75,7 @@ func TestLeaderCrashKeepsFastPathWrites(t *testing.T) {
 					warm := s.AddClient(0)
 					warmed := false
 					s.OnComplete = func(wire.NodeID, clientcore.Completion) { warmed = true }
-					s.Submit(warm, 100, wire.Op{Kind: wire.Put, Key: 100})
+					s.Submit(warm, 100, wire.Op{Kind: wire.Put, Key: "100"})
 					require.True(t, s.RunUntil(func() bool { return warmed }, 5*time.Second), "seed %d: leader not serving", seed)
 					var others []wire.NodeID
 					for _, r := range s.Replicas() {
@@ -85,13 +86,14 @@ func TestLeaderCrashKeepsFastPathWrites(t *testing.T) {
 					if isolate {
 						s.Partition([]wire.NodeID{leader}, others)
 					}
-					acked := map[uint64]string{}
+					acked := map[string]string{}
 					c := s.AddClient(0)
 					var ids []wire.OpID
 					for k := uint64(0); k < 20; k++ {
 						v := fmt.Sprintf("v%d", k)
-						ids = append(ids, s.Submit(c, k+1, wire.Op{Kind: wire.Put, Key: k, Value: []byte(v)}))
-						acked[k] = v
+						key := strconv.FormatUint(k, 10)
+						ids = append(ids, s.Submit(c, k+1, wire.Op{Kind: wire.Put, Key: key, Value: []byte(v)}))
+						acked[key] = v
 					}
 					completed := map[wire.OpID]clientcore.Path{}
 					s.OnComplete = func(_ wire.NodeID, c clientcore.Completion) { completed[c.ID] = c.Path }
@@ -114,7 +116,7 @@ func TestLeaderCrashKeepsFastPathWrites(t *testing.T) {
 								if !s.Up(r) {
 									continue
 								}
-								got, found := s.Replica(r).(interface{ Read(uint64) ([]byte, bool) }).Read(k)
+								got, found := s.Replica(r).(interface{ Read(string) ([]byte, bool) }).Read(k)
 								if !found || string(got) != v {
 									return false
 								}
@@ -142,7 +144,7 @@ func TestWitnessesRecordNothingStrongWithoutALeader(t *testing.T) {
 	c := s.AddClient(0)
 	var ids []wire.OpID
 	for k := range uint64(10) {
-		ids = append(ids, s.Submit(c, k+1, wire.Op{Kind: wire.Put, Key: k, Value: []byte("v")}))
+		ids = append(ids, s.Submit(c, k+1, wire.Op{Kind: wire.Put, Key: strconv.FormatUint(k, 10), Value: []byte("v")}))
 	}
 	completed := 0
 	s.OnComplete = func(wire.NodeID, clientcore.Completion) { completed++ }

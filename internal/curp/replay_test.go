@@ -3,6 +3,7 @@ package curp
 import (
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -177,7 +178,7 @@ func BenchmarkReplayOrderWeakHeavy(b *testing.B) {
 		for i := range n {
 			s, seq := uint64(i%sessions+1), uint64(i/sessions+1)
 			e := after(op(s, seq), prev[s])
-			e.Op.Key = uint64(i % 997)
+			e.Op.Key = strconv.Itoa(i % 997)
 			if i%100 == 0 {
 				e.Op.Kind = wire.Get
 			} else {
@@ -202,8 +203,8 @@ func BenchmarkReplayOrderWeakHeavy(b *testing.B) {
 // for a fast-path read that named no dependency, the get went before the
 // put and returned the value the put had overwritten.
 func TestReplayOrderKeepsAWriteBeforeAReadItsListsRefused(t *testing.T) {
-	put := witness.Entry{Op: wire.Op{ID: id(0x10001, 9), Kind: wire.Put, Key: 4, Value: []byte("x")}}
-	get := witness.Entry{Op: wire.Op{ID: id(0x30002, 12), Kind: wire.Get, Key: 4}}
+	put := witness.Entry{Op: wire.Op{ID: id(0x10001, 9), Kind: wire.Put, Key: "4", Value: []byte("x")}}
+	get := witness.Entry{Op: wire.Op{ID: id(0x30002, 12), Kind: wire.Get, Key: "4"}}
 	lists := [][]witness.Entry{ops(put, get), ops(put, get)}
 	require.Equal(t, []wire.OpID{put.Op.ID, get.Op.ID}, ids(replayOrder(lists, notDone, 2, 0)))
 	// With f = 2 and one list outside the put's superquorum.
@@ -224,7 +225,7 @@ func TestReplayOrderWalksEachChainOnce(t *testing.T) {
 	for w := range lists {
 		for seq := uint64(1); seq <= n; seq++ {
 			e := after(op(1, seq), seq-1)
-			e.Op.Level, e.Op.Kind, e.Op.Key = wire.Weak, wire.Put, seq%7
+			e.Op.Level, e.Op.Kind, e.Op.Key = wire.Weak, wire.Put, strconv.FormatUint(seq%7, 10)
 			lists[w] = append(lists[w], e)
 		}
 	}
@@ -257,7 +258,7 @@ func BenchmarkReplayOrderLeaderlessPool(b *testing.B) {
 		s := uint64(rng.IntN(sessions) + 1)
 		seqs[s]++
 		e := after(op(s, seqs[s]), prev[s])
-		e.Op.Key = zipf.Uint64()
+		e.Op.Key = strconv.FormatUint(zipf.Uint64(), 10)
 		switch roll := rng.IntN(100); {
 		case roll == 0:
 			e.Op.Kind = wire.Put

@@ -227,7 +227,7 @@ func (g *orderGraph) readDeps(lists [][]witness.Entry, done func(wire.OpID) bool
 	var choices []depChoice
 	quorum := len(lists) - late
 	named := g.namedDeps(lists, done)
-	writes := make(map[uint64][]int)
+	writes := make(map[string][]int)
 	for w, o := range g.all {
 		if o.Op.Kind.IsWrite() {
 			writes[o.Op.Key] = append(writes[o.Op.Key], w)
@@ -396,8 +396,8 @@ func (g *orderGraph) namedDeps(lists [][]witness.Entry, done func(wire.OpID) boo
 	for l, list := range lists {
 		named[l] = make([]*wire.OpID, len(g.all))
 		chains := newListChains(list, done)
-		latest := make(map[uint64]int)
-		blocked := make(map[uint64]bool)
+		latest := make(map[string]int)
+		blocked := make(map[string]bool)
 		for i, e := range list {
 			if e.Op.Kind.IsWrite() {
 				if e.Op.Level == wire.Weak {

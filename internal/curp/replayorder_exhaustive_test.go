@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func (o xop) String() string {
 			state += " (fast path)"
 		}
 	}
-	return fmt.Sprintf("%s %s%s key %d, invoked at %d, %s", o.e.Op.ID, level, kind, o.e.Op.Key, o.inv, state)
+	return fmt.Sprintf("%s %s%s key %s, invoked at %d, %s", o.e.Op.ID, level, kind, o.e.Op.Key, o.inv, state)
 }
 
 type xhistory []xop
@@ -101,7 +102,7 @@ func drawHistory(rng *rand.Rand) xhistory {
 	for i := range h {
 		s := uint64(1 + rng.IntN(sessions))
 		seqs[s]++
-		o := wire.Op{ID: wire.OpID{Session: s, Seq: seqs[s]}, Key: uint64(rng.IntN(2))}
+		o := wire.Op{ID: wire.OpID{Session: s, Seq: seqs[s]}, Key: strconv.Itoa(rng.IntN(2))}
 		switch rng.IntN(3) {
 		case 0:
 			o.Level, o.Kind = wire.Strong, wire.Put
@@ -488,14 +489,14 @@ func voteAtF2(lists [][]witness.Entry) []witness.Entry { return voteOrder(lists,
 // session 1's strong write on key 0 completes on the fast path; session 2
 // then writes key 1 strongly and key 0 weakly, and reads key 0 strongly.
 func tieHistory() xhistory {
-	op := func(s, seq uint64, level wire.Level, kind wire.OpKind, key, prev uint64) witness.Entry {
+	op := func(s, seq uint64, level wire.Level, kind wire.OpKind, key string, prev uint64) witness.Entry {
 		return witness.Entry{Op: wire.Op{ID: wire.OpID{Session: s, Seq: seq}, Level: level, Kind: kind, Key: key}, PrevWeak: prev}
 	}
 	return xhistory{
-		{e: op(1, 1, wire.Strong, wire.Put, 0, 0), fast: true, inv: 0, comp: 1},
-		{e: op(2, 1, wire.Strong, wire.Put, 1, 0), fast: true, inv: 2, comp: 3},
-		{e: op(2, 2, wire.Weak, wire.Put, 0, 0), inv: 4, comp: 5},
-		{e: op(2, 3, wire.Strong, wire.Get, 0, 2), inv: 6, comp: -1},
+		{e: op(1, 1, wire.Strong, wire.Put, "0", 0), fast: true, inv: 0, comp: 1},
+		{e: op(2, 1, wire.Strong, wire.Put, "1", 0), fast: true, inv: 2, comp: 3},
+		{e: op(2, 2, wire.Weak, wire.Put, "0", 0), inv: 4, comp: 5},
+		{e: op(2, 3, wire.Strong, wire.Get, "0", 2), inv: 6, comp: -1},
 	}
 }
 

@@ -29,9 +29,9 @@ func sent(c *curpclient.Client, n int) []*wire.Request {
 // cancelled, whatever else is in flight.
 func TestUnansweredOperationsAreResentEveryRetryPeriod(t *testing.T) {
 	c := curpclient.New(curpclient.Config{ID: wire.FirstClientID, Replicas: []wire.NodeID{1, 2, 3}, RetryTicks: 3})
-	a := c.Submit(1, wire.Op{Kind: wire.Put, Key: 1, Level: wire.Strong})
+	a := c.Submit(1, wire.Op{Kind: wire.Put, Key: "1", Level: wire.Strong})
 	sent(c, 1)
-	b := c.Submit(2, wire.Op{Kind: wire.Put, Key: 2, Level: wire.Strong})
+	b := c.Submit(2, wire.Op{Kind: wire.Put, Key: "2", Level: wire.Strong})
 	c.Ready()
 	c.Advance()
 	got := sent(c, 2)
@@ -55,7 +55,7 @@ func TestUnansweredOperationsAreResentEveryRetryPeriod(t *testing.T) {
 // caller's reason.
 func TestASuperquorumIsTheCallersToVet(t *testing.T) {
 	c := curpclient.New(curpclient.Config{ID: wire.FirstClientID, Replicas: []wire.NodeID{1, 2, 3}, RetryTicks: 3})
-	p := c.Start(1, wire.Op{Kind: wire.Put, Key: 1, Level: wire.Strong})
+	p := c.Start(1, wire.Op{Kind: wire.Put, Key: "1", Level: wire.Strong})
 	c.SendStrong(p)
 	id := p.Req.Op.ID
 	step := func(from wire.NodeID, rep *wire.Reply) curpclient.Outcome {

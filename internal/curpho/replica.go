@@ -126,7 +126,8 @@ func (x *Replica) weakRead(op *wire.Op) *wire.Reply {
 	st := x.Store()
 	rep := &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true, Applied: st.Applied()}
 	if own != nil {
-		rep.Found, rep.Value, rep.ReadDep = true, own.Op.Value, own.Op.ID
+		rep.Found, rep.Value = readOf(&own.Op)
+		rep.ReadDep = own.Op.ID
 		return rep
 	}
 	v, found := st.Read(op.Key)
@@ -177,8 +178,19 @@ func (x *Replica) annotate(op *wire.Op, rep *wire.Reply) {
 	// Writes pooled but not logged yet will be logged after the read.
 	if dep := x.lastLogged(op.Key); dep != nil {
 		rep.ReadDep = dep.Op.ID
-		rep.Found, rep.Value = true, dep.Op.Value
+		rep.Found, rep.Value = readOf(&dep.Op)
 	}
+}
+
+// readOf is what a read finds once the write w took effect: its value
+// after a put, nothing after a delete. A read answered from a pooled write
+// must say so, or a read after a weak delete would return the value it
+// removed.
+func readOf(w *wire.Op) (found bool, value []byte) {
+	if w.Kind == wire.Delete {
+		return false, nil
+	}
+	return true, w.Value
 }
 
 // witnessedDep is the read dependency a witness names for a read whose
@@ -200,7 +212,7 @@ func (x *Replica) witnessedDep(dep *witness.Record) wire.OpID {
 // lastLogged returns, on the leader, the pooled weak write on key that its
 // log holds at the highest index, or nil. The leader's pool holds every
 // unapplied entry of its log, so no later write on the key is missed.
-func (x *Replica) lastLogged(key uint64) *witness.Record {
+func (x *Replica) lastLogged(key string) *witness.Record {
 	var last *witness.Record
 	var lastAt uint64
 	x.Pool().Key(key, func(rec *witness.Record) {

@@ -2,6 +2,7 @@ package curpho
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -61,11 +62,11 @@ func TestWeakReadWorkDoesNotGrowWithUnappliedWrites(t *testing.T) {
 	for i := range n {
 		seq++
 		r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: seq}, Level: wire.Weak,
-			Kind: wire.Put, Key: uint64(i % 7), Value: []byte("v")}, PrevWeak: prev, Flags: wire.FlagReplyWanted})
+			Kind: wire.Put, Key: strconv.Itoa(i % 7), Value: []byte("v")}, PrevWeak: prev, Flags: wire.FlagReplyWanted})
 		prev = seq
 		seq++
 		r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: seq}, Level: wire.Weak,
-			Kind: wire.Get, Key: uint64(i % 7)}, PrevWeak: prev, Flags: wire.FlagReplyWanted})
+			Kind: wire.Get, Key: strconv.Itoa(i % 7)}, PrevWeak: prev, Flags: wire.FlagReplyWanted})
 	}
 	reads, writes := weakReplies(r)
 	require.Equal(t, n, writes, "weak writes acknowledged")
@@ -86,11 +87,11 @@ func TestWeakReadWaitsForAMissingWrite(t *testing.T) {
 	client := wire.FirstClientID + 1
 	write := func(seq, prev uint64) *wire.Request {
 		return &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: seq}, Level: wire.Weak,
-			Kind: wire.Put, Key: 3, Value: []byte{byte(seq)}}, PrevWeak: prev, Flags: wire.FlagReplyWanted}
+			Kind: wire.Put, Key: "3", Value: []byte{byte(seq)}}, PrevWeak: prev, Flags: wire.FlagReplyWanted}
 	}
 	read := func(seq, prev uint64) *wire.Request {
 		return &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: seq}, Level: wire.Weak,
-			Kind: wire.Get, Key: 3}, PrevWeak: prev, Flags: wire.FlagReplyWanted}
+			Kind: wire.Get, Key: "3"}, PrevWeak: prev, Flags: wire.FlagReplyWanted}
 	}
 	r.Step(client, write(1, 0))
 	r.Step(client, read(2, 1))  // chain 1 found complete and marked
@@ -124,7 +125,7 @@ func TestWeakReadWaitsForAMissingWrite(t *testing.T) {
 func TestWeakReadLooksOnlyAtItsSessionsWrites(t *testing.T) {
 	r := newFollower(t)
 	client := wire.FirstClientID + 1
-	const sessions, reads, key = 2000, 1000, 42
+	const sessions, reads, key = 2000, 1000, "42"
 	for s := range sessions {
 		r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: uint64(s + 1), Seq: 1}, Level: wire.Weak,
 			Kind: wire.Put, Key: key, Value: []byte("v")}})
@@ -153,11 +154,11 @@ func TestWeakReadWaitsForTheDiskOnlyForItsOwnPooledWrite(t *testing.T) {
 	client := wire.FirstClientID + 1
 	const session = uint64(wire.FirstClientID) + 3
 	r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: 1}, Level: wire.Weak,
-		Kind: wire.Put, Key: 1, Value: []byte("v")}, Flags: wire.FlagReplyWanted})
+		Kind: wire.Put, Key: "1", Value: []byte("v")}, Flags: wire.FlagReplyWanted})
 	r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: 2}, Level: wire.Weak,
-		Kind: wire.Get, Key: 1}, PrevWeak: 1, Flags: wire.FlagReplyWanted})
+		Kind: wire.Get, Key: "1"}, PrevWeak: 1, Flags: wire.FlagReplyWanted})
 	r.Step(client, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: 3}, Level: wire.Weak,
-		Kind: wire.Get, Key: 2}, PrevWeak: 1, Flags: wire.FlagReplyWanted})
+		Kind: wire.Get, Key: "2"}, PrevWeak: 1, Flags: wire.FlagReplyWanted})
 	rd := r.Ready()
 	when := make(map[uint64]string)
 	for name, list := range map[string][]wire.Envelope{"now": rd.Messages, "after the write": rd.After} {

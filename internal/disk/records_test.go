@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,7 +14,7 @@ import (
 )
 
 func op(seq uint64, value string) wire.Op {
-	return wire.Op{ID: wire.OpID{Session: 9, Seq: seq}, Kind: wire.Put, Key: seq, Value: []byte(value)}
+	return wire.Op{ID: wire.OpID{Session: 9, Seq: seq}, Kind: wire.Put, Key: strconv.FormatUint(seq, 10), Value: []byte(value)}
 }
 
 func TestRecordsRoundTripAndRewrite(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -15,7 +16,15 @@ import (
 // checksum mismatch, bytes after the end record — is an error wrapping
 // ErrCorrupt.
 func Decode(data []byte) (*File, error) {
-	if len(data) < len(Magic) || string(data[:len(Magic)]) != Magic {
+	if len(data) < len(Magic) {
+		return nil, corrupt("missing %q header", Magic)
+	}
+	var intKeys bool
+	switch string(data[:len(Magic)]) {
+	case Magic:
+	case magicV1:
+		intKeys = true
+	default:
 		return nil, corrupt("missing %q header", Magic)
 	}
 	f := &File{}
@@ -41,7 +50,7 @@ func Decode(data []byte) (*File, error) {
 		switch tag {
 		case tagEvent:
 			var e Event
-			if e, err = decodeEvent(payload); err == nil {
+			if e, err = decodeEvent(payload, intKeys); err == nil {
 				f.Events = append(f.Events, e)
 			}
 		case tagReplica:
@@ -126,7 +135,9 @@ func (r *reader) bytes(n uint64) []byte {
 // record cannot hide extra bytes.
 func (r *reader) done() bool { return !r.bad && len(r.p) == 0 }
 
-func decodeEvent(p []byte) (Event, error) {
+// decodeEvent decodes an event; intKeys reads a version 1 event, whose key
+// is an integer.
+func decodeEvent(p []byte, intKeys bool) (Event, error) {
 	r := reader{p: p}
 	var e Event
 	e.Session = r.uvarint()
@@ -140,7 +151,11 @@ func decodeEvent(p []byte) (Event, error) {
 		return e, errMalformed
 	}
 	e.Found = hdr[3]&flagFound != 0
-	e.Key = r.uvarint()
+	if intKeys {
+		e.Key = strconv.FormatUint(r.uvarint(), 10)
+	} else {
+		e.Key = string(r.bytes(r.uvarint()))
+	}
 	e.Invoke = r.varint()
 	e.Return = r.varint()
 	e.Slot = r.uvarint()

@@ -15,9 +15,11 @@
 // and real-time order from them, so events recorded by different processes
 // are comparable only if their clocks share an origin.
 //
-// The on-disk format is compact and self-checking: the magic "HKVH1", then
+// The on-disk format is compact and self-checking: the magic "HKVH2", then
 // length-prefixed records (events, replica states, faults), then an end
 // record holding the record count and a CRC-32C of everything before it.
 // [Decode] rejects truncated, corrupt or trailing input with an error
-// instead of returning a partial history that would check clean.
+// instead of returning a partial history that would check clean. It also
+// reads version 1 ("HKVH1"), whose keys were integers: they come back as
+// their decimal form.
 package history

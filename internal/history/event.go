@@ -41,10 +41,11 @@ type Event struct {
 	Seq     uint64
 	Level   wire.Level
 	Kind    wire.OpKind
-	Key     uint64
+	Key     string
 	// Value is the value a put wrote, or the value a get returned when
-	// Found. Within one key, every put must write a distinct value: that is
-	// how a read is matched to the write it observed.
+	// Found; a delete writes none (it makes the key absent). Within one
+	// key, every put must write a distinct value: that is how a read is
+	// matched to the write it observed.
 	Value []byte
 	Found bool // a get found a value
 	// Invoke and Return are monotonic nanoseconds since the run started.
@@ -63,7 +64,7 @@ type Event struct {
 // ID returns the operation's identity.
 func (e *Event) ID() wire.OpID { return wire.OpID{Session: e.Session, Seq: e.Seq} }
 
-// IsWrite reports whether the event is a put.
+// IsWrite reports whether the event is a put or a delete.
 func (e *Event) IsWrite() bool { return e.Kind.IsWrite() }
 
 // Valid reports why the event's fields are out of range, or nil.
@@ -71,8 +72,10 @@ func (e *Event) Valid() error {
 	switch {
 	case e.Level > wire.Weak:
 		return fmt.Errorf("event %v: bad level %d", e.ID(), e.Level)
-	case e.Kind > wire.Put:
+	case !e.Kind.Valid():
 		return fmt.Errorf("event %v: bad kind %d", e.ID(), e.Kind)
+	case e.Kind == wire.Delete && (len(e.Value) > 0 || e.Found):
+		return fmt.Errorf("event %v: a delete with a value", e.ID())
 	case e.Outcome > maxOutcome:
 		return fmt.Errorf("event %v: bad outcome %d", e.ID(), e.Outcome)
 	case e.Outcome == OK && e.Return < e.Invoke:

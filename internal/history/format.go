@@ -10,8 +10,14 @@ import (
 	"io"
 )
 
-// Magic opens every history file; the digit is the format version.
-const Magic = "HKVH1"
+// Magic opens every history file; the digit is the format version. Version
+// 2 has byte-string keys (a length and the bytes) where version 1 had an
+// integer (a uvarint), and deletes; Decode reads both.
+const Magic = "HKVH2"
+
+// magicV1 opens a history of version 1, whose integer keys read back as
+// their decimal form.
+const magicV1 = "HKVH1"
 
 // Record tags. The end record makes truncation detectable: a file cut at a
 // record boundary would otherwise parse as a shorter, valid history.
@@ -140,7 +146,8 @@ func appendEvent(b []byte, e *Event) []byte {
 		flags |= flagFound
 	}
 	b = append(b, byte(e.Level), byte(e.Kind), byte(e.Outcome), flags)
-	b = binary.AppendUvarint(b, e.Key)
+	b = binary.AppendUvarint(b, uint64(len(e.Key)))
+	b = append(b, e.Key...)
 	b = binary.AppendVarint(b, e.Invoke)
 	b = binary.AppendVarint(b, e.Return)
 	b = binary.AppendUvarint(b, e.Slot)

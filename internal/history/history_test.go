@@ -2,7 +2,9 @@ package history
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -16,10 +18,11 @@ import (
 func sampleFile() *File {
 	return &File{
 		Events: []Event{
-			{Session: 1, Seq: 1, Level: wire.Weak, Kind: wire.Put, Key: 7, Value: []byte("v1"), Invoke: 10, Return: 20, Outcome: OK, Slot: 3},
-			{Session: 1, Seq: 2, Level: wire.Strong, Kind: wire.Get, Key: 7, Value: []byte("v1"), Found: true, Invoke: 30, Return: 45, Outcome: OK, Slot: 4},
-			{Session: 2, Seq: 1, Level: wire.Strong, Kind: wire.Get, Key: 1 << 63, Invoke: 5, Outcome: Unknown},
-			{Session: 1 << 40, Seq: 9, Level: wire.Strong, Kind: wire.Put, Key: 0, Value: []byte{}, Invoke: -3, Outcome: Failed},
+			{Session: 1, Seq: 1, Level: wire.Weak, Kind: wire.Put, Key: "user7", Value: []byte("v1"), Invoke: 10, Return: 20, Outcome: OK, Slot: 3},
+			{Session: 1, Seq: 2, Level: wire.Strong, Kind: wire.Get, Key: "user7", Value: []byte("v1"), Found: true, Invoke: 30, Return: 45, Outcome: OK, Slot: 4},
+			{Session: 2, Seq: 1, Level: wire.Strong, Kind: wire.Get, Key: "\x00\xff binary", Invoke: 5, Outcome: Unknown},
+			{Session: 1 << 40, Seq: 9, Level: wire.Strong, Kind: wire.Put, Key: "", Value: []byte{}, Invoke: -3, Outcome: Failed},
+			{Session: 1, Seq: 3, Level: wire.Weak, Kind: wire.Delete, Key: "user7", Invoke: 50, Return: 60, Outcome: OK, Slot: 6},
 		},
 		Replicas: []ReplicaState{{ID: 1, Applied: 4, Digest: 0xdeadbeefcafef00d}, {ID: 2, Applied: 4, Digest: 1 << 63}},
 		Faults:   []string{"crash replica 2 at 1s", ""},
@@ -70,6 +73,7 @@ func TestWriterRejectsInvalidEvent(t *testing.T) {
 	w, err := NewWriter(&bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Error(t, w.Event(&Event{Kind: 9}))
+	assert.Error(t, w.Event(&Event{Kind: wire.Delete, Value: []byte("x")}), "a delete writes no value")
 	assert.Error(t, w.Event(&Event{Outcome: OK, Invoke: 10, Return: 5}))
 }
 
@@ -139,11 +143,11 @@ func FuzzReadFile(f *testing.F) {
 // earlier share the write's copy, and Take hands over what was recorded.
 func TestRecorderKeepsOneCopyOfEachValue(t *testing.T) {
 	r := NewRecorder()
-	r.Append(Event{Session: 1, Seq: 1, Kind: wire.Put, Key: 7, Value: []byte("v1"), Outcome: OK})
+	r.Append(Event{Session: 1, Seq: 1, Kind: wire.Put, Key: "user7", Value: []byte("v1"), Outcome: OK})
 	for seq := uint64(2); seq < 5; seq++ {
-		r.Append(Event{Session: 1, Seq: seq, Kind: wire.Get, Key: 7, Value: []byte("v1"), Found: true, Outcome: OK})
+		r.Append(Event{Session: 1, Seq: seq, Kind: wire.Get, Key: "user7", Value: []byte("v1"), Found: true, Outcome: OK})
 	}
-	r.Append(Event{Session: 2, Seq: 1, Kind: wire.Get, Key: 7, Value: []byte("v2"), Found: true, Outcome: OK})
+	r.Append(Event{Session: 2, Seq: 1, Kind: wire.Get, Key: "user7", Value: []byte("v2"), Found: true, Outcome: OK})
 	f := r.Take()
 	require.Len(t, f.Events, 5)
 	for _, e := range f.Events[1:4] {
@@ -177,4 +181,38 @@ func TestAppendNeverMovesWhatWasRecorded(t *testing.T) {
 		}
 	}
 	require.Zero(t, r.Len())
+}
+
+// TestDecodesVersion1: a version 1 file, keys as uvarints, reads back with
+// each key in its decimal form.
+func TestDecodesVersion1(t *testing.T) {
+	var body []byte
+	body = append(body, magicV1...)
+	for _, key := range []uint64{7, 1 << 63} {
+		var p []byte
+		p = binary.AppendUvarint(p, 1) // session
+		p = binary.AppendUvarint(p, key+1)
+		p = append(p, byte(wire.Strong), byte(wire.Put), byte(OK), 0)
+		p = binary.AppendUvarint(p, key)
+		p = binary.AppendVarint(p, 10) // invoke
+		p = binary.AppendVarint(p, 20) // return
+		p = binary.AppendUvarint(p, 3) // slot
+		p = binary.AppendUvarint(p, 2)
+		p = append(p, "v1"...)
+		body = append(body, tagEvent)
+		body = binary.AppendUvarint(body, uint64(len(p)))
+		body = append(body, p...)
+	}
+	var end []byte
+	end = binary.AppendUvarint(end, 2)
+	end = binary.LittleEndian.AppendUint32(end, crc32.Checksum(body, castagnoli))
+	body = append(body, tagEnd)
+	body = binary.AppendUvarint(body, uint64(len(end)))
+	body = append(body, end...)
+	f, err := Decode(body)
+	require.NoError(t, err)
+	require.Len(t, f.Events, 2)
+	assert.Equal(t, "7", f.Events[0].Key)
+	assert.Equal(t, "9223372036854775808", f.Events[1].Key)
+	assert.Equal(t, []byte("v1"), f.Events[1].Value)
 }

@@ -3,6 +3,7 @@ package kvstore
 import (
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -11,6 +12,10 @@ import (
 // benchKeys is the key space of a preloaded benchmark run.
 const benchKeys = 1_000_000
 
+// keyOf names the store's keys in the tests: "user" and a number, as the
+// benchmark's workload names them.
+func keyOf(n uint64) string { return "user" + strconv.FormatUint(n, 10) }
+
 // preloaded returns a store holding benchKeys keys of 100-byte values, each
 // written by its own operation as a preload writes them.
 func preloaded() *Store {
@@ -18,7 +23,7 @@ func preloaded() *Store {
 	for k := range uint64(benchKeys) {
 		value := make([]byte, 100)
 		value[0] = byte(k)
-		s.Apply(k+1, &wire.Op{ID: wire.OpID{Session: k%24 + 1, Seq: k/24 + 1}, Kind: wire.Put, Key: k, Value: value}, k/24)
+		s.Apply(k+1, &wire.Op{ID: wire.OpID{Session: k%24 + 1, Seq: k/24 + 1}, Kind: wire.Put, Key: keyOf(k), Value: value}, k/24)
 	}
 	return s
 }
@@ -43,11 +48,15 @@ func BenchmarkApplyToStore(b *testing.B) {
 	s := preloaded()
 	rng := rand.New(rand.NewPCG(1, 2))
 	slot, seq := uint64(benchKeys), uint64(benchKeys)
+	keys := make([]string, benchKeys)
+	for k := range keys {
+		keys[k] = keyOf(uint64(k))
+	}
 	b.ResetTimer()
 	for b.Loop() {
 		slot++
 		seq++
-		op := wire.Op{ID: wire.OpID{Session: seq%24 + 1, Seq: seq/24 + 1}, Kind: wire.Get, Key: rng.Uint64N(benchKeys)}
+		op := wire.Op{ID: wire.OpID{Session: seq%24 + 1, Seq: seq/24 + 1}, Kind: wire.Get, Key: keyOf(rng.Uint64N(benchKeys))}
 		if seq%10 == 0 {
 			op.Kind, op.Value = wire.Put, make([]byte, 100)
 		}

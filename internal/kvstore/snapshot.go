@@ -21,58 +21,63 @@ func (s *Store) Snapshot() []byte {
 
 // Frozen is the state at the moment of a Freeze, which another goroutine
 // may encode while the store goes on applying: until the store thaws, its
-// writes go to an overlay and leave the frozen map alone. Encoding a
+// writes go to an overlay and leave the frozen table alone. Encoding a
 // million keys takes a tenth of a second or more; on the core thread of
 // every replica at the same applied index it stalled the leader past its
 // election timeout.
 type Frozen struct {
-	data       map[uint64]entry
+	recs       []rec
+	count      int
+	keyChunks  [][]byte
 	chunks     [][]byte
 	sessions   map[uint64]session
 	applied    uint64
 	clock      uint64
 	valueBytes int
+	keyBytes   int
 	encoded    atomic.Bool
 }
 
 // Freeze takes a view of the state for a snapshot; the last view must be
 // encoded (see Frozen). The session table is copied now (it holds a few
-// results per session); the key-value map is shared until Thaw.
+// results per session); the key table and the chunks are shared until
+// Thaw.
 func (s *Store) Freeze() *Frozen {
 	s.Thaw()
 	if s.frozen != nil {
 		panic("kvstore: Freeze while the last frozen view is being encoded")
 	}
-	f := &Frozen{data: s.data, chunks: s.vals.view(), sessions: make(map[uint64]session, len(s.sessions)),
-		applied: s.applied, clock: s.clock, valueBytes: s.vals.live}
+	f := &Frozen{recs: s.table.recs, count: s.table.len(), keyChunks: s.table.keys.view(), chunks: s.vals.view(),
+		sessions: make(map[uint64]session, len(s.sessions)), applied: s.applied, clock: s.clock,
+		valueBytes: s.vals.live, keyBytes: s.table.keys.live}
 	for id, ss := range s.sessions {
 		f.sessions[id] = session{floor: ss.floor, results: maps.Clone(ss.results), active: ss.active}
 	}
-	s.frozen, s.overlay = f, make(map[uint64]entry)
+	s.frozen, s.overlay = f, make(map[string]entry)
 	return f
 }
 
 // Frozen reports whether a frozen view's encoding is still under way.
 func (s *Store) Frozen() bool { return s.frozen != nil && !s.frozen.encoded.Load() }
 
-// Thaw ends a freeze whose view is encoded: the overlay's writes go into
-// the map. It does nothing while the encoding runs or when nothing is
-// frozen, so a replica calls it once a round.
+// Thaw ends a freeze whose view is encoded: the overlay's writes and
+// deletions go into the table. It does nothing while the encoding runs or
+// when nothing is frozen, so a replica calls it once a round.
 func (s *Store) Thaw() {
 	if s.frozen == nil || !s.frozen.encoded.Load() {
 		return
 	}
-	for k, v := range s.overlay {
-		s.data[k] = v
-	}
+	overlay := s.overlay
 	s.frozen, s.overlay = nil, nil
+	s.thawKeys(overlay)
 }
 
 // Encode serialises the frozen state; it may run on any goroutine, once.
 //
-// It makes one pass over the map, in the map's own order (a snapshot is
-// restored, never compared: sorting the keys and looking each up again
-// took most of the time), into a buffer allocated once at its final size:
+// It makes one pass over the key table's records, in their own order (a
+// snapshot is restored, never compared: sorting the keys and looking each
+// up again took most of the time), into a buffer allocated once at its
+// final size:
 // grown by appending, the encoding of a large state copied itself several
 // times over.
 func (f *Frozen) Encode() []byte {
@@ -107,15 +112,21 @@ func (f *Frozen) WriteTo(w io.Writer) (int64, error) {
 func (f *Frozen) encode(b []byte, flush func([]byte) ([]byte, error)) ([]byte, error) {
 	var err error
 	full := func() bool { return flush != nil && len(b) >= writeChunk }
-	b = append(b, clockedFormat)
+	b = append(b, formatMark...)
+	b = append(b, keyedFormat)
 	b = binary.AppendUvarint(b, f.applied)
 	b = binary.AppendUvarint(b, f.clock)
-	b = binary.AppendUvarint(b, uint64(len(f.data)))
-	for k, e := range f.data {
-		b = binary.AppendUvarint(b, k)
-		b = binary.AppendUvarint(b, e.slot)
-		b = binary.AppendUvarint(b, uint64(e.n))
-		b = append(b, bytesAt(f.chunks[e.chunk], e)...)
+	b = binary.AppendUvarint(b, uint64(f.count))
+	for i := 1; i < len(f.recs); i++ {
+		r := &f.recs[i]
+		if r.val.deleted {
+			continue // a free record
+		}
+		b = binary.AppendUvarint(b, uint64(r.key.n))
+		b = append(b, bytesAt(f.keyChunks[r.key.chunk], r.key)...)
+		b = binary.AppendUvarint(b, r.val.slot)
+		b = binary.AppendUvarint(b, uint64(r.val.n))
+		b = append(b, bytesAt(f.chunks[r.val.chunk], r.val.ref)...)
 		if full() {
 			if b, err = flush(b); err != nil {
 				return b, err
@@ -151,7 +162,7 @@ func (f *Frozen) encode(b []byte, flush func([]byte) ([]byte, error)) ([]byte, e
 // size bounds the encoding's length: every varint at its widest.
 func (f *Frozen) size() int {
 	const varint = binary.MaxVarintLen64
-	n := 1 + 4*varint + len(f.data)*3*varint + f.valueBytes
+	n := len(formatMark) + 1 + 4*varint + f.count*3*varint + f.keyBytes + f.valueBytes
 	for _, ss := range f.sessions {
 		n += 4 * varint
 		for _, r := range ss.results {
@@ -163,42 +174,58 @@ func (f *Frozen) size() int {
 
 var errSnapshot = errors.New("kvstore: corrupt snapshot")
 
-// clockedFormat opens a snapshot that holds the log's clock and when each
-// session was last active. The format before it had neither and began with
-// the applied index as a varint, never zero in a snapshot (the log is
-// compacted only past its first entry), so its first byte is never zero.
-const clockedFormat = 0
+// A snapshot opens with formatMark and a version byte. The formats before
+// it had integer keys, which no longer name anything a client can ask
+// for, and Restore refuses them: the clocked format began with one zero
+// byte and the applied index, never zero in a snapshot (the log is
+// compacted only past its first entry), and the format before it with
+// that index alone. So two zero bytes begin no older snapshot.
+const formatMark = "\x00\x00"
+
+// keyedFormat is the version whose keys are byte strings, each a length
+// and its bytes.
+const keyedFormat = 1
+
+// errOldFormat reports a snapshot of a version with integer keys.
+var errOldFormat = errors.New("kvstore: snapshot from a version with integer keys; its data cannot be read")
 
 // Restore replaces the state with a snapshot's.
 func Restore(b []byte) (*Store, error) {
-	if len(b) > 0 && b[0] == clockedFormat {
-		return restore(b[1:], true)
+	if len(b) < len(formatMark)+1 || string(b[:len(formatMark)]) != formatMark {
+		if len(b) > 0 {
+			return nil, errOldFormat
+		}
+		return nil, errSnapshot
 	}
-	return restore(b, false)
-}
-
-// restore decodes a snapshot's body; in the format before the clock
-// (clocked false) every session counts as active at time zero.
-func restore(b []byte, clocked bool) (*Store, error) {
-	r := reader{b: b}
+	if v := b[len(formatMark)]; v != keyedFormat {
+		return nil, fmt.Errorf("%w: unknown format %d", errSnapshot, v)
+	}
+	r := reader{b: b[len(formatMark)+1:]}
 	s := New()
 	s.applied = r.uvarint()
-	if clocked {
-		s.clock = r.uvarint()
-	}
+	s.clock = r.uvarint()
 	for n := r.count(); n > 0 && r.err == nil; n-- {
-		k, slot := r.uvarint(), r.uvarint()
+		k := string(r.alias())
+		slot := r.uvarint()
 		v := r.alias()
-		s.data[k] = s.vals.put(k, slot, v)
+		if r.err != nil {
+			break
+		}
+		h, id := s.table.find(k)
+		if id != 0 {
+			r.err = fmt.Errorf("%w: key %q twice", errSnapshot, k)
+			break
+		}
+		id = s.table.insert(h, k)
+		s.index.add(id)
+		s.table.recs[id].val = entry{slot: slot, ref: s.vals.put(id, v)}
 		s.keys++
 		s.digest ^= entryHash(k, slot, v)
 	}
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		id := r.uvarint()
 		ss := &session{results: make(map[uint64]Result)}
-		if clocked {
-			ss.active = r.uvarint()
-		}
+		ss.active = r.uvarint()
 		ss.floor = r.uvarint()
 		for m := r.count(); m > 0 && r.err == nil; m-- {
 			seq, slot, found := r.uvarint(), r.uvarint(), r.uvarint()
@@ -209,7 +236,10 @@ func restore(b []byte, clocked bool) (*Store, error) {
 	if r.err == nil && len(r.b) > 0 {
 		r.err = fmt.Errorf("%w: %d trailing bytes", errSnapshot, len(r.b))
 	}
-	return s, r.err
+	if r.err != nil {
+		return nil, r.err
+	}
+	return s, nil
 }
 
 type reader struct {

@@ -27,15 +27,22 @@ type session struct {
 // Store is one replica's applied state. It is not safe for concurrent use:
 // a protocol core owns it. Only a Frozen view of it (see Freeze) may be
 // read by another goroutine.
+//
+// Keys are byte strings. A point read or write is a lookup in the key
+// table; the keys' order, which a range read needs, is kept apart in a
+// B-tree that only the creation or the deletion of a key touches (see
+// index.go), so overwriting a key, the bulk of a run's writes, never
+// reaches it.
 type Store struct {
-	// data indexes the values in vals by key.
-	data map[uint64]entry
-	// overlay takes the writes while data is frozen for a snapshot being
-	// encoded; nil otherwise.
-	overlay  map[uint64]entry
+	// table indexes the values in vals by key.
+	table keyTable
+	// overlay takes the writes while the table is frozen for a snapshot
+	// being encoded, a deletion as a tombstone; nil otherwise.
+	overlay  map[string]entry
 	frozen   *Frozen
-	vals     values
-	keys     int
+	vals     arena
+	index    *keyIndex
+	keys     int // the keys there are, the overlay's included
 	sessions map[uint64]*session
 	applied  uint64
 	// clock is the log's clock: the highest Now of the clock entries
@@ -48,27 +55,18 @@ type Store struct {
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{data: make(map[uint64]entry), vals: newValues(), sessions: make(map[uint64]*session)}
-}
-
-// lookup returns where the key's value lives, the overlay first.
-func (s *Store) lookup(key uint64) (entry, bool) {
-	if s.overlay != nil {
-		if v, ok := s.overlay[key]; ok {
-			return v, true
-		}
-	}
-	v, ok := s.data[key]
-	return v, ok
+	s := &Store{table: newKeyTable(), vals: newArena(), sessions: make(map[uint64]*session)}
+	s.index = newKeyIndex(&s.table)
+	return s
 }
 
 // Applied returns the slot of the last applied entry.
 func (s *Store) Applied() uint64 { return s.applied }
 
 // Read returns the key's applied version.
-func (s *Store) Read(key uint64) (Version, bool) {
+func (s *Store) Read(key string) (Version, bool) {
 	e, ok := s.lookup(key)
-	return Version{Value: s.vals.get(e), Slot: e.slot}, ok
+	return Version{Value: s.vals.get(e.ref), Slot: e.slot}, ok
 }
 
 // Outcome says what the session table knows of an operation.
@@ -167,47 +165,19 @@ func (s *Store) Expired() uint64 { return s.expired }
 func (s *Store) Clock() uint64 { return s.clock }
 
 func (s *Store) execute(slot uint64, op *wire.Op) Result {
-	if !op.Kind.IsWrite() {
+	switch op.Kind {
+	case wire.Put:
+		s.put(slot, op.Key, op.Value)
+	case wire.Delete:
+		s.delete(op.Key)
+	default:
 		v, ok := s.Read(op.Key)
 		return Result{Found: ok, Value: v.Value, Slot: slot}
 	}
-	old, had := s.lookup(op.Key)
-	if had {
-		s.digest ^= entryHash(op.Key, old.slot, s.vals.get(old))
-		s.vals.overwritten(old)
-	} else {
-		s.keys++
-	}
-	e := s.vals.put(op.Key, slot, op.Value)
-	if s.overlay != nil {
-		s.overlay[op.Key] = e
-	} else {
-		s.data[op.Key] = e
-		if s.vals.wasteful() {
-			s.reclaim()
-		}
-	}
-	s.digest ^= entryHash(op.Key, slot, op.Value)
+	// A write's result is its slot alone, a delete's too: whether the key
+	// was there is not reported, as a weak write's reply goes out before
+	// the write is applied and could not say.
 	return Result{Slot: slot}
-}
-
-// reclaim moves the current values out of the chunk that holds the fewest
-// and drops it. It changes entries in data, so it never runs while data is
-// frozen.
-func (s *Store) reclaim() {
-	id := s.vals.emptiest()
-	if id == s.vals.open {
-		return
-	}
-	for _, k := range s.vals.chunks[id].keys {
-		e := s.data[k]
-		if e.chunk != id || e.n == 0 {
-			continue // overwritten since, or moved already
-		}
-		s.data[k] = s.vals.put(k, e.slot, s.vals.get(e))
-		s.vals.overwritten(e)
-	}
-	s.vals.drop(id)
 }
 
 func (s *Store) session(id uint64) *session {
@@ -254,15 +224,22 @@ func (s *Store) Replies() int {
 // Len returns the number of keys.
 func (s *Store) Len() int { return s.keys }
 
-// entryHash is FNV-1a over the key, the slot that wrote it and the value:
-// fixed across processes, so replicas running as separate programs produce
-// comparable digests. The slot makes a write applied twice show even when
-// it wrote the value the key held: the second time, at a later slot.
-func entryHash(key, slot uint64, value []byte) uint64 {
+// entryHash is FNV-1a over the key's length and bytes, the slot that
+// wrote it and the value: fixed across processes, so replicas running as
+// separate programs produce comparable digests. The length keeps the
+// boundary between key and slot where it is (key "ab" is not key "a"
+// followed by other bytes). The slot makes a write applied twice show
+// even when it wrote the value the key held: the second time, at a later
+// slot.
+func entryHash(key string, slot uint64, value []byte) uint64 {
 	const prime = 1099511628211
 	h := uint64(14695981039346656037)
+	n := uint64(len(key))
 	for i := 0; i < 8; i++ {
-		h = (h ^ (key >> (8 * i) & 0xff)) * prime
+		h = (h ^ (n >> (8 * i) & 0xff)) * prime
+	}
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint64(key[i])) * prime
 	}
 	for i := 0; i < 8; i++ {
 		h = (h ^ (slot >> (8 * i) & 0xff)) * prime

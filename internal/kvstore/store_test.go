@@ -13,11 +13,11 @@ import (
 )
 
 func put(sess, seq, key uint64, v string) *wire.Op {
-	return &wire.Op{ID: wire.OpID{Session: sess, Seq: seq}, Kind: wire.Put, Key: key, Value: []byte(v)}
+	return &wire.Op{ID: wire.OpID{Session: sess, Seq: seq}, Kind: wire.Put, Key: keyOf(key), Value: []byte(v)}
 }
 
 func get(sess, seq, key uint64) *wire.Op {
-	return &wire.Op{ID: wire.OpID{Session: sess, Seq: seq}, Kind: wire.Get, Key: key}
+	return &wire.Op{ID: wire.OpID{Session: sess, Seq: seq}, Kind: wire.Get, Key: keyOf(key)}
 }
 
 func TestApplyOnce(t *testing.T) {
@@ -28,7 +28,7 @@ func TestApplyOnce(t *testing.T) {
 	res, dup := s.Apply(3, put(7, 1, 9, "a"), 0)
 	require.True(t, dup, "a retry is not applied again")
 	require.Equal(t, uint64(1), res.Slot, "it is answered from the session table")
-	v, _ := s.Read(9)
+	v, _ := s.Read(keyOf(9))
 	require.Equal(t, "b", string(v.Value))
 	require.Equal(t, uint64(3), s.Applied())
 }
@@ -41,7 +41,7 @@ func TestForgetAcknowledged(t *testing.T) {
 	require.Equal(t, Forgotten, outcome)
 	_, dup := s.Apply(3, put(7, 1, 9, "late"), 2)
 	require.True(t, dup, "a forgotten operation arriving late is skipped everywhere")
-	v, _ := s.Read(9)
+	v, _ := s.Read(keyOf(9))
 	require.Equal(t, "a", string(v.Value))
 	res, outcome := s.Lookup(wire.OpID{Session: 7, Seq: 2})
 	require.Equal(t, Applied, outcome)
@@ -153,34 +153,27 @@ func TestSnapshotKeepsTheClock(t *testing.T) {
 	}
 }
 
-// TestSnapshotBeforeTheClockRestores: a snapshot written before sessions
-// expired (no clock) still restores, its sessions active at time zero.
-func TestSnapshotBeforeTheClockRestores(t *testing.T) {
-	var b []byte
+// TestOldSnapshotsAreRefused: a snapshot of a version with integer keys,
+// the clocked format or the one before it, is refused as such rather than
+// read as garbage.
+func TestOldSnapshotsAreRefused(t *testing.T) {
+	var preClock []byte
 	for _, v := range []uint64{
 		300,          // applied
 		1, 9, 299, 1, // one key, 9, written at slot 299, one byte long ...
 	} {
-		b = binary.AppendUvarint(b, v)
+		preClock = binary.AppendUvarint(preClock, v)
 	}
-	b = append(b, 'a')
-	for _, v := range []uint64{
-		1, 7, 2, 1, // one session, 7, floor 2, one result ...
-		2, 299, 0, 0, // ... of seq 2, at slot 299, not found, empty
-	} {
-		b = binary.AppendUvarint(b, v)
+	preClock = append(preClock, 'a', 0)
+	clocked := append([]byte{0}, preClock...)
+	for _, b := range [][]byte{preClock, clocked} {
+		_, err := Restore(b)
+		require.ErrorIs(t, err, errOldFormat)
 	}
-	s, err := Restore(b)
-	require.NoError(t, err)
-	require.Equal(t, uint64(300), s.Applied())
-	v, ok := s.Read(9)
-	require.True(t, ok)
-	require.Equal(t, "a", string(v.Value))
-	res, outcome := s.Lookup(wire.OpID{Session: 7, Seq: 2})
-	require.Equal(t, Applied, outcome)
-	require.Equal(t, uint64(299), res.Slot)
-	s.Tick(301, 100, 100)
-	require.Zero(t, s.Sessions())
+	_, err := Restore(nil)
+	require.ErrorIs(t, err, errSnapshot)
+	_, err = Restore([]byte(formatMark + "\x07"))
+	require.ErrorContains(t, err, "unknown format 7")
 }
 
 // BenchmarkSnapshot encodes a state of 200,000 keys of 100 bytes and 1,500
@@ -192,7 +185,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	slot := uint64(0)
 	for k := range uint64(200_000) {
 		slot++
-		s.Apply(slot, &wire.Op{ID: wire.OpID{Session: k%1500 + 1, Seq: k/1500 + 1}, Kind: wire.Put, Key: k * 7919, Value: make([]byte, 100)}, 0)
+		s.Apply(slot, &wire.Op{ID: wire.OpID{Session: k%1500 + 1, Seq: k/1500 + 1}, Kind: wire.Put, Key: keyOf(k * 7919), Value: make([]byte, 100)}, 0)
 	}
 	b.ResetTimer()
 	for b.Loop() {
@@ -209,7 +202,7 @@ func TestSnapshotSizeBound(t *testing.T) {
 	s.Apply(2, put(7, 2, 9, "b"), 0)
 	s.Apply(3, put(8, 1, 4, "another value"), 0)
 	sum := func(st *Store) (n int) {
-		for _, e := range st.data {
+		for _, e := range st.entries() {
 			n += int(e.n)
 		}
 		return n
@@ -244,7 +237,7 @@ func TestFrozenStateIsEncodedWhileTheStoreApplies(t *testing.T) {
 	for k := range uint64(1500) { // 500 new keys, 1000 overwritten
 		slot++
 		s.Apply(slot, put(2, k+1, k, "new"), 0)
-		v, ok := s.Read(k)
+		v, ok := s.Read(keyOf(k))
 		require.True(t, ok)
 		require.Equal(t, "new", string(v.Value))
 	}
@@ -254,9 +247,9 @@ func TestFrozenStateIsEncodedWhileTheStoreApplies(t *testing.T) {
 	require.False(t, s.Frozen())
 	s.Thaw()
 	require.Nil(t, s.overlay)
-	require.Len(t, s.data, 1500)
+	require.Len(t, s.entries(), 1500)
 	for k := range uint64(1500) {
-		v, _ := s.Read(k)
+		v, _ := s.Read(keyOf(k))
 		require.Equal(t, "new", string(v.Value))
 	}
 

@@ -16,19 +16,46 @@ import (
 // totals add up.
 func checkChunks(t *testing.T, s *Store) {
 	t.Helper()
-	live := make(map[uint32]int)
-	total := 0
-	for _, e := range s.data {
-		live[e.chunk] += int(e.n)
-		total += int(e.n)
+	require.Nil(t, s.overlay, "checked thawed")
+	var vals, keys []ref
+	for _, e := range s.entries() {
+		vals = append(vals, e.ref)
 	}
-	held := 0
-	for id, c := range s.vals.chunks {
-		require.Equal(t, live[uint32(id)], c.live, "chunk %d's live bytes", id)
-		held += len(c.bytes)
+	for _, r := range s.table.recs[1:] {
+		if !r.val.deleted {
+			keys = append(keys, r.key)
+		}
 	}
-	require.Equal(t, total, s.vals.live)
-	require.Equal(t, held, s.vals.held)
+	require.Len(t, keys, s.Len())
+	for _, a := range []struct {
+		arena *arena
+		refs  []ref
+	}{{&s.vals, vals}, {&s.table.keys, keys}} {
+		live := make(map[uint32]int)
+		total := 0
+		for _, r := range a.refs {
+			live[r.chunk] += int(r.n)
+			total += int(r.n)
+		}
+		held := 0
+		for id, c := range a.arena.chunks {
+			require.Equal(t, live[uint32(id)], c.live, "chunk %d's live bytes", id)
+			held += len(c.bytes)
+		}
+		require.Equal(t, total, a.arena.live)
+		require.Equal(t, held, a.arena.held)
+	}
+}
+
+// entries returns the key table's entries by key.
+func (s *Store) entries() map[string]entry {
+	m := make(map[string]entry)
+	for id, r := range s.table.recs {
+		if id != 0 && !r.val.deleted {
+			m[string(s.table.keyOf(uint32(id)))] = r.val
+		}
+	}
+	return m
 }
 
 // TestOverwrittenValuesAreReclaimed: overwriting keys again and again
@@ -41,7 +68,7 @@ func TestOverwrittenValuesAreReclaimed(t *testing.T) {
 	const keys = 20_000
 	latest := make(map[uint64][]byte)
 	wroteAt := make(map[uint64]uint64)
-	first, _ := s.Read(0)
+	first, _ := s.Read(keyOf(0))
 	require.Nil(t, first.Value)
 	var kept, keptCopy []byte
 	var keptAt entry
@@ -51,12 +78,12 @@ func TestOverwrittenValuesAreReclaimed(t *testing.T) {
 		if slot%5000 == 0 {
 			v = nil // an empty value has no bytes in any chunk
 		}
-		s.Apply(slot, &wire.Op{ID: wire.OpID{Session: 1, Seq: slot}, Kind: wire.Put, Key: k, Value: v}, slot)
+		s.Apply(slot, &wire.Op{ID: wire.OpID{Session: 1, Seq: slot}, Kind: wire.Put, Key: keyOf(k), Value: v}, slot)
 		latest[k] = v
 		wroteAt[k] = slot
 		if slot == 1000 {
-			r, _ := s.Read(k)
-			kept, keptCopy, keptAt = r.Value, bytes.Clone(r.Value), s.data[k]
+			r, _ := s.Read(keyOf(k))
+			kept, keptCopy, keptAt = r.Value, bytes.Clone(r.Value), s.entries()[keyOf(k)]
 		}
 		require.LessOrEqual(t, s.vals.held, s.vals.live+s.vals.live/2+3*chunkSize, "slot %d", slot)
 	}
@@ -64,10 +91,10 @@ func TestOverwrittenValuesAreReclaimed(t *testing.T) {
 	require.Less(t, len(s.vals.chunks), 3*s.vals.live/chunkSize+4, "dropped chunks' ids are reused")
 	fresh := New()
 	for k, v := range latest {
-		got, ok := s.Read(k)
+		got, ok := s.Read(keyOf(k))
 		require.True(t, ok)
 		require.Equal(t, v, got.Value, "key %d", k)
-		fresh.Apply(wroteAt[k], &wire.Op{ID: wire.OpID{Session: 1, Seq: wroteAt[k]}, Kind: wire.Put, Key: k, Value: v}, 0)
+		fresh.Apply(wroteAt[k], &wire.Op{ID: wire.OpID{Session: 1, Seq: wroteAt[k]}, Kind: wire.Put, Key: keyOf(k), Value: v}, 0)
 	}
 	require.Equal(t, fresh.Digest(), s.Digest())
 	now := s.vals.chunks[keptAt.chunk].bytes
@@ -92,7 +119,7 @@ func TestNoChunkIsDroppedWhileFrozen(t *testing.T) {
 	for round := range uint64(3) {
 		for k := range uint64(keys) {
 			slot++
-			s.Apply(slot, &wire.Op{ID: wire.OpID{Session: 1, Seq: slot}, Kind: wire.Put, Key: k, Value: value(k, round)}, slot)
+			s.Apply(slot, &wire.Op{ID: wire.OpID{Session: 1, Seq: slot}, Kind: wire.Put, Key: keyOf(k), Value: value(k, round)}, slot)
 		}
 	}
 	before := s.Digest()
@@ -103,7 +130,7 @@ func TestNoChunkIsDroppedWhileFrozen(t *testing.T) {
 	for round := uint64(3); round < 8; round++ {
 		for k := range uint64(keys) {
 			slot++
-			s.Apply(slot, &wire.Op{ID: wire.OpID{Session: 1, Seq: slot}, Kind: wire.Put, Key: k, Value: value(k, round)}, slot)
+			s.Apply(slot, &wire.Op{ID: wire.OpID{Session: 1, Seq: slot}, Kind: wire.Put, Key: keyOf(k), Value: value(k, round)}, slot)
 		}
 	}
 	snap := <-encoded
@@ -115,10 +142,10 @@ func TestNoChunkIsDroppedWhileFrozen(t *testing.T) {
 
 	s.Thaw()
 	slot++
-	s.Apply(slot, &wire.Op{ID: wire.OpID{Session: 1, Seq: slot}, Kind: wire.Put, Key: 0, Value: value(0, 9)}, slot)
+	s.Apply(slot, &wire.Op{ID: wire.OpID{Session: 1, Seq: slot}, Kind: wire.Put, Key: keyOf(0), Value: value(0, 9)}, slot)
 	checkChunks(t, s)
 	for k := uint64(1); k < keys; k++ {
-		v, _ := s.Read(k)
+		v, _ := s.Read(keyOf(k))
 		require.Equal(t, value(k, 7), v.Value)
 	}
 }

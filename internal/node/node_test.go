@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -550,7 +551,7 @@ func TestWeakFloodKeepsTheLeader(t *testing.T) {
 				if n%10 == 0 {
 					kind, value = client.Put, []byte("v")
 				}
-				s.Submit(kind, uint64((i*7+n)%64), value, client.Weak, func(r client.Result) {
+				s.Submit(kind, strconv.Itoa((i*7+n)%64), value, client.Weak, func(r client.Result) {
 					if r.Err != nil {
 						failed.Add(1)
 					}

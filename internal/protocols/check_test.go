@@ -76,6 +76,8 @@ type mutation struct {
 	// it, and every session go idle for longer halfway through its
 	// operations.
 	sessionExpiry time.Duration
+	// deletes makes some of the workload's writes deletes.
+	deletes bool
 }
 
 // checked is a checked run's verdict and what it did.
@@ -193,6 +195,9 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	}
 	w := sim.Workload{ClientSites: sites, Sessions: 2, Ops: 30, Pipeline: 2,
 		Keys: keys, WriteRatio: 0.4, WeakRatio: 0.5, ReadBack: true}
+	if m.deletes {
+		w.DeleteRatio = 0.3
+	}
 	if prof != nil && prof.weakShare > 0 {
 		w.WeakRatio, w.Pipeline = prof.weakShare, prof.pipeline
 	}
@@ -255,6 +260,37 @@ func TestCheckedSimulation(t *testing.T) {
 				require.True(t, res.Clean(), "seed %d (n=%d): %v", seed, n, res.Violations)
 			}
 			t.Logf("%d seeds checked clean in %v", seeds, time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// TestCheckedDeletes: a share of the writes are deletes, at both levels;
+// every history is checked, for every protocol, N = 3 and 5, under the
+// nemesis's faults for every other seed.
+func TestCheckedDeletes(t *testing.T) {
+	seeds := uint64(30)
+	switch {
+	case *long:
+		seeds = 2000
+	case testing.Short() || raceDetector:
+		seeds = 6
+	}
+	for _, name := range protocols.Names() {
+		t.Run(name, func(t *testing.T) {
+			deletes := 0
+			for seed := uint64(1); seed <= seeds; seed++ {
+				n := 3 + 2*int(seed/2%2)
+				res := checkedRun(t, name, n, seed, mutation{deletes: true, faults: seed%2 == 0, swarm: true})
+				require.NoError(t, res.Err, "seed %d", seed)
+				require.True(t, res.Clean(), "seed %d (n=%d): %v\nfaults:\n%s", seed, n, res.Violations, res.faults)
+				for _, e := range res.events {
+					if e.Kind == wire.Delete && e.Outcome == history.OK {
+						deletes++
+					}
+				}
+			}
+			require.Greater(t, deletes, int(seeds)*5, "deletes completed")
+			t.Logf("%d seeds checked clean, %d deletes completed", seeds, deletes)
 		})
 	}
 }
@@ -328,6 +364,10 @@ func TestCheckerCatchesMutations(t *testing.T) {
 		{"CURP-HO bound replica ignores the session's pending writes", "curp-ho", mutation{replica: forgetOwnWrites}},
 		{"CURP-HO bound replica serves other sessions' pending writes", "curp-ho", mutation{replica: leakPendingWrites}},
 		{"followers execute entries out of slot order", "curp", mutation{replica: swapEntries}},
+		{"Raft replicas ignore deletes", "raft", mutation{replica: ignoreDeletes, deletes: true}},
+		{"CURP-HO replicas empty a deleted key", "curp-ho", mutation{replica: emptyOnDelete, deletes: true}},
+		{"CURP-HT replicas empty a deleted key", "curp-ht", mutation{replica: emptyOnDelete, deletes: true}},
+		{"CURP-HO reads a pooled delete as a value", "curp-ho", mutation{replica: foundPooledDeletes, deletes: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -348,11 +388,11 @@ func TestCheckerCatchesMutations(t *testing.T) {
 type replicaHook struct {
 	protocol.Replica
 	rewrite  func(h *replicaHook, env *wire.Envelope)
-	readKeys map[wire.OpID]uint64
+	readKeys map[wire.OpID]string
 }
 
 func hook(r protocol.Replica, rewrite func(*replicaHook, *wire.Envelope)) protocol.Replica {
-	return &replicaHook{Replica: r, rewrite: rewrite, readKeys: map[wire.OpID]uint64{}}
+	return &replicaHook{Replica: r, rewrite: rewrite, readKeys: map[wire.OpID]string{}}
 }
 
 func (h *replicaHook) Step(from wire.NodeID, m wire.Message) {
@@ -390,7 +430,7 @@ func forgetOwnWrites(r protocol.Replica) protocol.Replica {
 		if !ok || rep.Kind != wire.ReplyWeak || rep.ReadDep.IsZero() {
 			return
 		}
-		v, found := r.(interface{ Read(uint64) ([]byte, bool) }).Read(h.readKeys[rep.ID])
+		v, found := r.(interface{ Read(string) ([]byte, bool) }).Read(h.readKeys[rep.ID])
 		rep.Found, rep.Value, rep.ReadDep = found, v, wire.OpID{}
 	})
 }
@@ -416,6 +456,21 @@ func leakPendingWrites(r protocol.Replica) protocol.Replica {
 	})
 }
 
+// foundPooledDeletes makes a CURP-HO replica that answers a read from a
+// pooled delete say it found the key: with the delete's value, none.
+func foundPooledDeletes(r protocol.Replica) protocol.Replica {
+	pool := poolOf(r)
+	return hook(r, func(_ *replicaHook, env *wire.Envelope) {
+		rep, ok := env.Msg.(*wire.Reply)
+		if !ok || rep.ReadDep.IsZero() || rep.Found {
+			return
+		}
+		if rec := pool.Get(rep.ReadDep); rec != nil && rec.Op.Kind == wire.Delete {
+			rep.Found = true
+		}
+	})
+}
+
 // poolOf returns the witness pool of a replica of the CURP family.
 func poolOf(r protocol.Replica) *witness.Pool {
 	return r.(interface{ Pool() *witness.Pool }).Pool()
@@ -437,6 +492,30 @@ func (s *swapper) Step(from wire.NodeID, m wire.Message) {
 		}
 	}
 	s.Replica.Step(from, m)
+}
+
+// ignoreDeletes makes a replica take every delete it is sent for a read
+// of its key: the client is answered, and the key keeps its value. (Under
+// a hybrid protocol a weak delete taken for a read would never be pooled,
+// and the session's later weak writes would wait for it for ever.)
+func ignoreDeletes(r protocol.Replica) protocol.Replica { return &deleteRewriter{r, wire.Get} }
+
+// emptyOnDelete makes a replica take every delete it is sent for a put
+// of the empty value: the key stays, empty.
+func emptyOnDelete(r protocol.Replica) protocol.Replica { return &deleteRewriter{r, wire.Put} }
+
+type deleteRewriter struct {
+	protocol.Replica
+	as wire.OpKind
+}
+
+func (d *deleteRewriter) Step(from wire.NodeID, m wire.Message) {
+	if req, ok := m.(*wire.Request); ok && req.Op.Kind == wire.Delete {
+		c := *req
+		c.Op.Kind = d.as
+		m = &c
+	}
+	d.Replica.Step(from, m)
 }
 
 // forgetfulHT is a CURP-HT client whose sessions remember nothing of what

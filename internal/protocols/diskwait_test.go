@@ -34,13 +34,13 @@ func TestWhatWaitsForTheDisk(t *testing.T) {
 		// of a few that completes on the fast path is the one looked at.
 		fast := false
 		for key := uint64(3); key < 8 && !fast; key++ {
-			path, took := timed(func() string { return c.put(cl, 7, key, "v", wire.Strong).Path.String() })
+			path, took := timed(func() string { return c.put(cl, 7, keyN(key), "v", wire.Strong).Path.String() })
 			fast = path == "fast"
 			require.GreaterOrEqual(t, took, disk/2, "a strong write completed (%s) without waiting for a sync", path)
 		}
 		require.True(t, fast, "no strong write completed on the fast path")
 
-		path, took := timed(func() string { return c.get(cl, 7, 8, wire.Strong).Path.String() }) // a key never written
+		path, took := timed(func() string { return c.get(cl, 7, keyN(8), wire.Strong).Path.String() }) // a key never written
 		if name == "curp-ho" {
 			// By the time the sync is done, the commit may be too.
 			require.GreaterOrEqual(t, took, disk/2, "a CURP-HO read may tell of pooled writes: it waits")
@@ -50,7 +50,7 @@ func TestWhatWaitsForTheDisk(t *testing.T) {
 		}
 		if name == "curp-ht" {
 			reader := c.AddClient(siteOf(c.follower()))
-			path, took = timed(func() string { return c.get(reader, 8, 4, wire.Weak).Path.String() })
+			path, took = timed(func() string { return c.get(reader, 8, keyN(4), wire.Weak).Path.String() })
 			require.Equal(t, "weak", path)
 			require.Less(t, took, disk/2, "a CURP-HT weak read waited for the disk")
 		}

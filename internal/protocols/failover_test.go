@@ -51,7 +51,8 @@ type keyedLoad struct {
 
 type keyedSession struct {
 	client    wire.NodeID
-	id, key   uint64
+	id        uint64
+	key       string
 	ops, done int
 	acked     int // number of the last acknowledged write
 	written   map[string]int
@@ -63,7 +64,7 @@ func newKeyedLoad(c *cluster, n, perSite, ops int) *keyedLoad {
 		cl := c.AddClient(uint32(site))
 		for k := range perSite {
 			id := uint64(site*100 + k + 1)
-			w.sessions = append(w.sessions, &keyedSession{client: cl, id: id, key: 1000 + id, ops: ops, written: map[string]int{}})
+			w.sessions = append(w.sessions, &keyedSession{client: cl, id: id, key: keyN(1000 + id), ops: ops, written: map[string]int{}})
 			w.total += ops
 		}
 	}
@@ -117,9 +118,9 @@ func (w *keyedLoad) lost(rs []wire.NodeID) string {
 			continue
 		}
 		for _, s := range w.sessions {
-			v, _ := w.c.Replica(r).(interface{ Read(uint64) ([]byte, bool) }).Read(s.key)
+			v, _ := w.c.Replica(r).(interface{ Read(string) ([]byte, bool) }).Read(s.key)
 			if got := s.written[string(v)]; got < s.acked {
-				return fmt.Sprintf("replica %d holds write %d of key %d, older than acknowledged write %d", r, got, s.key, s.acked)
+				return fmt.Sprintf("replica %d holds write %d of key %s, older than acknowledged write %d", r, got, s.key, s.acked)
 			}
 		}
 	}

@@ -52,7 +52,7 @@ func replayTieScenario(t *testing.T) string {
 	a := c.put(c1, 1, key, "a", wire.Strong)
 	require.Equal(t, "fast", a.Path.String(), "A must complete on the fast path")
 	c.Block([]wire.NodeID{c2}, []wire.NodeID{r1})
-	x := c.put(c2, 2, key+1, "x", wire.Strong)
+	x := c.put(c2, 2, otherKey, "x", wire.Strong)
 	require.Equal(t, "fast", x.Path.String(), "session 2's strong write must complete on the fast path")
 	c.put(c2, 2, key, "w", wire.Weak)
 	c.RunFor(400 * time.Millisecond) // A reaches r2 last
@@ -75,7 +75,7 @@ func replayTieScenario(t *testing.T) string {
 	c.RunFor(time.Second)
 	c.Heal()
 	if got := c.get(c2, 2, key, wire.Strong); string(got.Value) != "w" {
-		return fmt.Sprintf("session 2's strong read of key %d returned %q, not its own weak write %q (the replay logged A after it)", key, got.Value, "w")
+		return fmt.Sprintf("session 2's strong read of key %s returned %q, not its own weak write %q (the replay logged A after it)", key, got.Value, "w")
 	}
 	return ""
 }

@@ -93,7 +93,7 @@ func TestPowerCutKeepsFastPathWrites(t *testing.T) {
 		c.Partition([]wire.NodeID{leader}, others) // nothing commits
 		var ids []wire.OpID
 		for k := uint64(1); k <= 5; k++ {
-			ids = append(ids, c.Submit(cl, k, wire.Op{Kind: wire.Put, Key: k, Value: []byte(fmt.Sprint("acked-", k))}))
+			ids = append(ids, c.Submit(cl, k, wire.Op{Kind: wire.Put, Key: keyN(k), Value: []byte(fmt.Sprint("acked-", k))}))
 		}
 		require.True(t, c.runUntilDone(ids, time.Second))
 		for _, id := range ids {
@@ -109,7 +109,7 @@ func TestPowerCutKeepsFastPathWrites(t *testing.T) {
 		require.True(t, c.RunUntil(func() bool { return c.Leader() != 0 }, 10*time.Second), "no leader after the restart")
 		reader := c.AddClient(siteOf(c.Leader()))
 		for k := uint64(1); k <= 5; k++ {
-			got := c.get(reader, 100+k, k, wire.Strong)
+			got := c.get(reader, 100+k, keyN(k), wire.Strong)
 			require.Equal(t, fmt.Sprint("acked-", k), string(got.Value), "an acknowledged fast-path write was lost in the power cut")
 		}
 	})
@@ -142,7 +142,7 @@ func TestRetryAfterPowerCutAppliesOnce(t *testing.T) {
 			}
 			c.RunFor(2 * time.Second)
 			for _, r := range c.Replicas() {
-				got, _ := c.Replica(r).(interface{ Read(uint64) ([]byte, bool) }).Read(key)
+				got, _ := c.Replica(r).(interface{ Read(string) ([]byte, bool) }).Read(key)
 				require.Equal(t, "second", string(got), "replica %d applied the retried write again", r)
 			}
 		})
@@ -204,13 +204,13 @@ func deposedLeaderScenario(t *testing.T, name string) string {
 	}
 	// A write sent the same way must not be acknowledged unless the new
 	// leader's log will hold it.
-	w := c.Submit(reader, 3, wire.Op{Kind: wire.Put, Key: key + 1, Value: []byte("w")})
+	w := c.Submit(reader, 3, wire.Op{Kind: wire.Put, Key: otherKey, Value: []byte("w")})
 	c.RunUntil(func() bool { _, ok := c.done[w]; return ok }, 3*time.Second)
 	_, acked := c.done[w]
 	c.Heal()
 	c.RunFor(5 * time.Second)
 	if acked {
-		if got := c.get(c.AddClient(0), 4, key+1, wire.Strong); string(got.Value) != "w" {
+		if got := c.get(c.AddClient(0), 4, otherKey, wire.Strong); string(got.Value) != "w" {
 			return "a write acknowledged through the deposed leader was lost"
 		}
 	}
@@ -239,7 +239,7 @@ func TestRecoveryReplaysBeforeLaterWeakWrites(t *testing.T) {
 			c.Heal()
 			require.True(t, c.RunUntil(func() bool { l := c.Leader(); return l != 0 && l != old }, 10*time.Second))
 			weak := &wire.Request{Op: wire.Op{ID: wire.OpID{Session: a.ID.Session, Seq: a.ID.Seq + 1},
-				Level: wire.Weak, Kind: wire.Put, Key: key + 1, Value: []byte("weak")},
+				Level: wire.Weak, Kind: wire.Put, Key: otherKey, Value: []byte("weak")},
 				AckedBelow: a.ID.Seq + 1, Flags: wire.FlagReplyWanted}
 			for _, r := range others {
 				c.Inject(cl, r, weak)
@@ -307,7 +307,7 @@ func TestLeaderRecordsComeBackFromItsLog(t *testing.T) {
 		c.Partition([]wire.NodeID{leader}, c.except(leader)) // nothing commits
 		var ids []wire.OpID
 		for k := uint64(1); k <= 5; k++ {
-			ids = append(ids, c.Submit(cl, k, wire.Op{Kind: wire.Put, Key: k, Value: []byte("v")}))
+			ids = append(ids, c.Submit(cl, k, wire.Op{Kind: wire.Put, Key: keyN(k), Value: []byte("v")}))
 		}
 		require.True(t, c.runUntilDone(ids, time.Second))
 		logged, err := c.Records(leader).Load()

@@ -1,6 +1,7 @@
 package protocols_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,7 +12,11 @@ import (
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
-const key = 7
+// key and otherKey are the keys the targeted tests use.
+const key, otherKey = "k7", "k8"
+
+// keyN names key n of a test that writes many.
+func keyN(n uint64) string { return fmt.Sprint("k", n) }
 
 var hybrid = []string{"curp-ht", "curp-ho"}
 
@@ -129,11 +134,11 @@ func TestReadDepFollowsLogOrder(t *testing.T) {
 		c := newCluster(t, name, n, 9, sim.Network{})
 		leader := c.Leader()
 		a, b := c.AddClient(siteOf(leader)), c.AddClient(siteOf(leader))
-		weak := func(session, seq, prevWeak, k uint64, value string) *wire.Request {
+		weak := func(session, seq, prevWeak uint64, k, value string) *wire.Request {
 			return &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: seq}, Level: wire.Weak,
 				Kind: wire.Put, Key: k, Value: []byte(value)}, PrevWeak: prevWeak}
 		}
-		a1, a2 := weak(101, 1, 0, key+1, "a1"), weak(101, 2, 1, key, "a2")
+		a1, a2 := weak(101, 1, 0, otherKey, "a1"), weak(101, 2, 1, key, "a2")
 		wb := weak(102, 1, 0, key, "b")
 		for _, r := range c.except(leader) {
 			c.Inject(a, r, a1)
@@ -171,7 +176,7 @@ func TestMissingCausalDepForcesSlowPath(t *testing.T) {
 		c.Partition([]wire.NodeID{cl}, cut)
 		c.put(cl, 1, key, "w", wire.Weak)
 		c.Heal()
-		got := c.put(cl, 1, key+1, "s", wire.Strong)
+		got := c.put(cl, 1, otherKey, "s", wire.Strong)
 		require.Equal(t, clientcore.PathSlow, got.Path)
 	})
 }
@@ -191,9 +196,9 @@ func TestAppliedCausalDepKeepsFastPath(t *testing.T) {
 		// applied the write and before the client hears of it.
 		for i := range uint64(16) {
 			session := 10 + i
-			c.put(cl, session, 100+i, "w", wire.Weak)
+			c.put(cl, session, keyN(100+i), "w", wire.Weak)
 			c.RunFor(time.Duration(5*i) * time.Millisecond)
-			got := c.put(cl, session, 200+i, "s", wire.Strong)
+			got := c.put(cl, session, keyN(200+i), "s", wire.Strong)
 			require.Contains(t, []clientcore.Path{clientcore.PathFast, clientcore.PathCommitted}, got.Path,
 				"seed %d: sent %d ms after the weak write: %v path (%v)", c.seed, 5*i, got.Path, got.Reason)
 		}
@@ -215,7 +220,7 @@ func TestUncommittedWeakWriteInvisibleToOthers(t *testing.T) {
 		require.False(t, other.Found, "another session saw an uncommitted weak write")
 		c.Heal()
 		require.True(t, c.RunUntil(func() bool {
-			v, ok := c.Replica(bound).(interface{ Read(uint64) ([]byte, bool) }).Read(key)
+			v, ok := c.Replica(bound).(interface{ Read(string) ([]byte, bool) }).Read(key)
 			return ok && string(v) == "a"
 		}, 10*time.Second), "the weak write was never committed")
 		other = c.get(reader, 2, key, wire.Weak)
@@ -235,7 +240,7 @@ func TestWeakReadSeesStrongOrderPast(t *testing.T) {
 		c.Partition([]wire.NodeID{c.Leader()}, []wire.NodeID{f})
 		a, b := c.AddClient(siteOf(f)), c.AddClient(siteOf(c.Leader()))
 		c.put(b, 2, key, "theirs", wire.Strong)
-		c.put(a, 1, key+1, "mine", wire.Strong)
+		c.put(a, 1, otherKey, "mine", wire.Strong)
 		id := c.Submit(a, 1, wire.Op{Kind: wire.Get, Key: key, Level: wire.Weak})
 		c.RunFor(200 * time.Millisecond)
 		c.Heal()

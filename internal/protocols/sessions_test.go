@@ -25,7 +25,7 @@ func TestIdleSessionsAreForgotten(t *testing.T) {
 			c := newExpiringCluster(t, name)
 			cl := c.AddClient(0)
 			c.put(cl, watched, key, "a", wire.Strong)
-			c.put(cl, watched, key+1, "w", wire.Weak)
+			c.put(cl, watched, otherKey, "w", wire.Weak)
 			c.RunFor(time.Second) // the weak write commits
 			require.Equal(t, []int{2, 2, 2}, c.sessions(), "the warm-up session and this one")
 
@@ -43,7 +43,7 @@ func TestIdleSessionsAreForgotten(t *testing.T) {
 			require.Equal(t, []uint64{2, 2, 2}, forgotten)
 
 			c.put(cl, watched, key, "b", wire.Strong)
-			c.put(cl, watched, key+1, "x", wire.Weak)
+			c.put(cl, watched, otherKey, "x", wire.Weak)
 			got := c.get(cl, watched, key, wire.Strong)
 			require.Equal(t, "b", string(got.Value))
 			c.RunFor(time.Second)
@@ -120,7 +120,7 @@ func TestNewLeaderDoesNotJumpTheClock(t *testing.T) {
 			c.Crash(old)
 			require.True(t, c.RunUntil(func() bool { return c.Leader() != 0 && c.Leader() != old }, 5*time.Second),
 				"no new leader")
-			c.put(cl, watched+1, key+1, "after", wire.Strong) // the new leader's clock entry is committed
+			c.put(cl, watched+1, otherKey, "after", wire.Strong) // the new leader's clock entry is committed
 			c.RunFor(simExpiry / 10)
 			for _, r := range c.Replicas() {
 				// Sessions 7 and 8, and the warm-up session until the

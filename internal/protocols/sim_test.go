@@ -63,7 +63,7 @@ func newClusterTuned(t *testing.T, name string, n int, seed uint64, net sim.Netw
 	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second), "seed %d: no leader", seed)
 	// One strong write so the leader has finished its recovery.
 	warm := s.AddClient(0)
-	c.do(warm, 1<<40, wire.Op{Kind: wire.Put, Key: 1 << 40})
+	c.do(warm, 1<<40, wire.Op{Kind: wire.Put, Key: "\x00warm"})
 	return c
 }
 
@@ -89,11 +89,11 @@ func (c *cluster) do(client wire.NodeID, session uint64, op wire.Op) clientcore.
 	return c.done[id]
 }
 
-func (c *cluster) put(client wire.NodeID, session, key uint64, value string, level wire.Level) clientcore.Completion {
+func (c *cluster) put(client wire.NodeID, session uint64, key, value string, level wire.Level) clientcore.Completion {
 	return c.do(client, session, wire.Op{Kind: wire.Put, Key: key, Value: []byte(value), Level: level})
 }
 
-func (c *cluster) get(client wire.NodeID, session, key uint64, level wire.Level) clientcore.Completion {
+func (c *cluster) get(client wire.NodeID, session uint64, key string, level wire.Level) clientcore.Completion {
 	return c.do(client, session, wire.Op{Kind: wire.Get, Key: key, Level: level})
 }
 

@@ -127,7 +127,7 @@ func snapshotClockScenario(t *testing.T, name string) checker.Result {
 	c.Block(c.Replicas(), []wire.NodeID{a})
 	wa := rec.submit(a, 1, wire.Op{Kind: wire.Put, Key: k, Value: []byte("a")})
 	require.True(t, c.RunUntil(func() bool {
-		v, ok := c.Replica(leader).(interface{ Read(uint64) ([]byte, bool) }).Read(k)
+		v, ok := c.Replica(leader).(interface{ Read(string) ([]byte, bool) }).Read(k)
 		return ok && string(v) == "a"
 	}, 2*time.Second), "A's write was not applied")
 	c.RunFor(500 * time.Millisecond)

@@ -18,7 +18,7 @@ import (
 const gone = wire.FirstClientID + 4242
 
 // put is a request to write value to k as operation seq of session.
-func put(session, seq uint64, level wire.Level, k uint64, value string) *wire.Request {
+func put(session, seq uint64, level wire.Level, k, value string) *wire.Request {
 	return &wire.Request{Op: wire.Op{ID: wire.OpID{Session: session, Seq: seq}, Level: level,
 		Kind: wire.Put, Key: k, Value: []byte(value)}, AckedBelow: 1}
 }
@@ -116,7 +116,7 @@ func TestStaleRecordsAreHandedOverInBoundedSweeps(t *testing.T) {
 	f := c.follower()
 	const n = 300
 	for i := range uint64(n) {
-		c.Inject(gone, f, put(1000+i, 1, wire.Strong, 100+i, "abandoned"))
+		c.Inject(gone, f, put(1000+i, 1, wire.Strong, keyN(100+i), "abandoned"))
 	}
 	forwarded := func() int { m := c.Replica(f).Metrics(); return measure(&m, curp.MetricStaleForwarded) }
 	require.True(t, c.RunUntil(func() bool { return forwarded() > 0 }, 10*time.Second), "nothing was handed over")

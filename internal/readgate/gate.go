@@ -45,7 +45,7 @@ type Gate struct {
 	// lastAppended is the highest index seen appended.
 	lastAppended uint64
 	// writes holds, per key, the indexes of logged writes not yet applied.
-	writes map[uint64][]uint64
+	writes map[string][]uint64
 	parked []parkedRead
 	// parkedIDs holds the parked reads' identities, so that a retry is
 	// not parked twice without a look at every parked read.
@@ -67,7 +67,7 @@ type parkedRead struct {
 
 // New returns an empty gate.
 func New() *Gate {
-	return &Gate{writes: make(map[uint64][]uint64), parkedIDs: make(map[wire.OpID]struct{})}
+	return &Gate{writes: make(map[string][]uint64), parkedIDs: make(map[wire.OpID]struct{})}
 }
 
 // Appended notes an entry added to the log. An index at or below the last
@@ -155,7 +155,7 @@ func (t *Gate) seen(index uint64) bool { return index <= t.lastAppended }
 
 // writeBetween reports whether a logged, unapplied write to key lies in
 // (lo, hi].
-func (t *Gate) writeBetween(key, lo, hi uint64) bool {
+func (t *Gate) writeBetween(key string, lo, hi uint64) bool {
 	for _, s := range t.writes[key] {
 		if s > lo && s <= hi {
 			return true

@@ -1,6 +1,7 @@
 package readgate
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,7 +26,7 @@ func (l *fakeLog) Term(i uint64) (uint64, bool) {
 }
 
 func read(key uint64, committed uint64, spec wire.Position) *wire.Request {
-	return &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 9, Seq: 1}, Kind: wire.Get, Key: key},
+	return &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 9, Seq: 1}, Kind: wire.Get, Key: strconv.FormatUint(key, 10)},
 		MinApplied: committed, SpecFloor: spec}
 }
 
@@ -33,10 +34,10 @@ func read(key uint64, committed uint64, spec wire.Position) *wire.Request {
 // indexes in writes, reads of key 2 elsewhere.
 func appendAll(t *Gate, l *fakeLog, writes ...uint64) {
 	for i := range uint64(len(l.terms)) {
-		op := wire.Op{Kind: wire.Get, Key: 2}
+		op := wire.Op{Kind: wire.Get, Key: "2"}
 		for _, w := range writes {
 			if w == i+1 {
-				op = wire.Op{Kind: wire.Put, Key: 1}
+				op = wire.Op{Kind: wire.Put, Key: "1"}
 			}
 		}
 		t.Appended(i+1, &op)
@@ -60,7 +61,7 @@ func TestCommittedFloorWaitsForWritesToTheKey(t *testing.T) {
 	appendAll(g, l, 3)
 	require.Equal(t, Wait, g.Check(l, read(1, 4, wire.Position{})), "a write to the key at 3 is not applied")
 	require.Equal(t, Serve, g.Check(l, read(2, 4, wire.Position{})), "no write to key 2 before 4")
-	g.Applied(3, &wire.Op{Kind: wire.Put, Key: 1})
+	g.Applied(3, &wire.Op{Kind: wire.Put, Key: "1"})
 	l.applied = 3
 	require.Equal(t, Serve, g.Check(l, read(1, 4, wire.Position{})))
 }
@@ -109,7 +110,7 @@ func TestEntriesNotYetReportedDoNotCount(t *testing.T) {
 	l := &fakeLog{terms: []uint64{1, 1, 1, 1}, committed: 4, applied: 2}
 	g := New()
 	for i := uint64(1); i <= 2; i++ {
-		g.Appended(i, &wire.Op{Kind: wire.Get, Key: 2})
+		g.Appended(i, &wire.Op{Kind: wire.Get, Key: "2"})
 	}
 	require.Equal(t, Wait, g.Check(l, read(1, 0, wire.Position{Term: 1, Index: 4})))
 	require.Equal(t, Wait, g.Check(l, read(1, 4, wire.Position{})))
@@ -122,7 +123,7 @@ func TestReplacedTailDropsItsWrites(t *testing.T) {
 	appendAll(g, l, 3)
 	// A new leader replaces index 3 (a write) with a read of key 2.
 	l.terms[2] = 2
-	g.Appended(3, &wire.Op{Kind: wire.Get, Key: 2})
+	g.Appended(3, &wire.Op{Kind: wire.Get, Key: "2"})
 	require.Equal(t, Serve, g.Check(l, read(1, 0, wire.Position{Term: 2, Index: 3})))
 }
 
@@ -141,7 +142,7 @@ func TestReleaseAnswersInArrivalOrder(t *testing.T) {
 		g.Serve(l, 1, r, answer)
 	}
 	require.Empty(t, got)
-	g.Applied(2, &wire.Op{Kind: wire.Put, Key: 1})
+	g.Applied(2, &wire.Op{Kind: wire.Put, Key: "1"})
 	l.applied, l.committed = 2, 2
 	g.Release(l, answer)
 	require.Equal(t, []uint64{1, 2, 3}, got)

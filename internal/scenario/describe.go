@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -9,11 +10,26 @@ import (
 
 // describeOp names an operation: its id, what it does, its level.
 func describeOp(id wire.OpID, op *wire.Op) string {
-	what := fmt.Sprintf("get %d", op.Key)
-	if op.Kind.IsWrite() {
-		what = fmt.Sprintf("put %d=%q", op.Key, op.Value)
+	what := "get " + keyName(op.Key)
+	switch op.Kind {
+	case wire.Put:
+		what = fmt.Sprintf("put %s=%q", keyName(op.Key), op.Value)
+	case wire.Delete:
+		what = "del " + keyName(op.Key)
 	}
 	return fmt.Sprintf("%d#%d %s %s", id.Session, id.Seq, what, op.Level)
+}
+
+// keyName shows a key as the scenario wrote it, a token; one that could
+// not be written so (empty, or with a space, a quote, '=' or a byte
+// outside printable ASCII) is quoted.
+func keyName(k string) string {
+	if k == "" || strings.ContainsFunc(k, func(r rune) bool {
+		return r <= ' ' || r > '~' || r == '"' || r == '=' || r == ','
+	}) {
+		return strconv.Quote(k)
+	}
+	return k
 }
 
 // describe is a message in one line, what a reader of a scenario needs.

@@ -82,7 +82,7 @@ var commands map[string]func(*env, *datadriven.TestData)
 func init() {
 	commands = map[string]func(*env, *datadriven.TestData){
 		"cluster": (*env).cluster, "client": (*env).client,
-		"put": (*env).submit, "get": (*env).submit,
+		"put": (*env).submit, "get": (*env).submit, "del": (*env).submit,
 		"run": (*env).run, "trace": (*env).setTrace,
 		"partition": (*env).partition, "block": (*env).block, "heal": (*env).heal,
 		"crash": (*env).crash, "restart": (*env).restart, "lose-disk": (*env).loseDisk, "pause": (*env).pause, "resume": (*env).resume,
@@ -211,7 +211,9 @@ func (e *env) warmUp() {
 	e.clients[warm] = "warm"
 	e.quiet = true
 	defer func() { e.quiet = false }()
-	op := wire.Op{Kind: wire.Put, Key: 1 << 40, Value: []byte("warm"), Level: wire.Strong}
+	// No token of a scenario holds a NUL byte, so no scenario's key is
+	// the warm-up's.
+	op := wire.Op{Kind: wire.Put, Key: "\x00warm", Value: []byte("warm"), Level: wire.Strong}
 	e.record(e.s.Submit(warm, 1<<40, op), &op)
 	if !e.s.RunUntil(func() bool { return len(e.open) == 0 }, 5*time.Second) {
 		panic("the warm-up write did not complete within 5s")
@@ -254,14 +256,18 @@ func (e *env) client(d *datadriven.TestData) {
 	e.printf("%s at the site of replica %d\n", name, at)
 }
 
-// put CLIENT SESSION KEY VALUE strong|weak and get CLIENT SESSION KEY
-// strong|weak submit an operation; run shows it complete.
+// put CLIENT SESSION KEY VALUE strong|weak, get CLIENT SESSION KEY
+// strong|weak and del CLIENT SESSION KEY strong|weak submit an operation;
+// run shows it complete. A key is any token.
 func (e *env) submit(d *datadriven.TestData) {
 	ps := positional(d)
-	client, session, key := e.node(ps[0]), number(ps[1]), number(ps[2])
+	client, session, key := e.node(ps[0]), number(ps[1]), ps[2]
 	op := wire.Op{Kind: wire.Get, Key: key, Level: level(ps[len(ps)-1])}
-	if d.Cmd == "put" {
+	switch d.Cmd {
+	case "put":
 		op.Kind, op.Value = wire.Put, []byte(ps[3])
+	case "del":
+		op.Kind = wire.Delete
 	}
 	// A microsecond first: what completed just now returned strictly
 	// before this is invoked, as with a real client, so the checker sees
@@ -276,7 +282,7 @@ func (e *env) submit(d *datadriven.TestData) {
 func (e *env) record(id wire.OpID, op *wire.Op) {
 	ev := &history.Event{Session: id.Session, Seq: id.Seq, Level: op.Level, Kind: op.Kind, Key: op.Key,
 		Invoke: int64(e.s.Now()), Outcome: history.Unknown}
-	if op.Kind.IsWrite() {
+	if op.Kind == wire.Put {
 		ev.Value = op.Value
 	}
 	e.open[id] = ev

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,9 +22,13 @@ type Workload struct {
 	Sessions    int      // sessions per client
 	Ops         int      // operations per session
 	Pipeline    int
-	Keys        uint64  // keys are drawn uniformly from [0, Keys)
+	Keys        uint64  // keys are drawn uniformly from [0, Keys) and named by Key
 	WriteRatio  float64 // fraction of writes
 	WeakRatio   float64 // fraction of weak operations
+	// DeleteRatio is the fraction of writes that are deletes. Zero draws
+	// nothing for it, so a workload without deletes runs as it did before
+	// there were any.
+	DeleteRatio float64
 	// ReadBack ends the run with a strong read of every key written, from
 	// the first client, recorded in the history: a write acknowledged and
 	// then lost shows even when nothing else read its key afterwards.
@@ -66,10 +71,13 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 	sessions := make(map[uint64]*sess)
 	var dupErr error
 	submit := func(ss *sess) {
-		op := wire.Op{Key: s.rand.Uint64N(w.Keys)}
+		op := wire.Op{Key: Key(s.rand.Uint64N(w.Keys), w.Keys)}
 		if s.rand.Float64() < w.WriteRatio {
 			op.Kind = wire.Put
 			op.Value = fmt.Appendf(nil, "%x/%d", ss.id, ss.submitted)
+			if w.DeleteRatio > 0 && s.rand.Float64() < w.DeleteRatio {
+				op.Kind, op.Value = wire.Delete, nil
+			}
 		}
 		if s.rand.Float64() < w.WeakRatio {
 			op.Level = wire.Weak
@@ -170,22 +178,34 @@ func (s *Sim) Converged(limit time.Duration) (bool, []protocol.Status) {
 	return ok, sts
 }
 
+// Key names key i of a workload over n keys: the empty key for 0, so that
+// every run has one, and otherwise "k" and i in as many digits as n-1
+// takes, so that the names sort as the numbers do.
+func Key(i, n uint64) string {
+	if i == 0 {
+		return ""
+	}
+	width := len(strconv.FormatUint(max(n, 1)-1, 10))
+	return fmt.Sprintf("k%0*d", width, i)
+}
+
 // historyEvent turns a completion into a history event.
 func historyEvent(f inflight, c clientcore.Completion, now time.Duration) history.Event {
 	e := history.Event{Session: c.ID.Session, Seq: c.ID.Seq, Level: f.op.Level, Kind: f.op.Kind,
 		Key: f.op.Key, Invoke: int64(f.start), Return: int64(now), Outcome: history.OK, Slot: c.FinalSlot()}
-	if f.op.Kind.IsWrite() {
+	switch {
+	case f.op.Kind == wire.Put:
 		e.Value = f.op.Value
-	} else {
+	case !f.op.Kind.IsWrite():
 		e.Found, e.Value = c.Found, c.Value
 	}
 	return e
 }
 
 // writtenKeys lists the keys the history wrote, in order.
-func writtenKeys(events []history.Event) []uint64 {
-	seen := make(map[uint64]bool)
-	var keys []uint64
+func writtenKeys(events []history.Event) []string {
+	seen := make(map[string]bool)
+	var keys []string
 	for _, e := range events {
 		if e.Kind.IsWrite() && !seen[e.Key] {
 			seen[e.Key] = true
@@ -201,7 +221,7 @@ func describeOpen(open map[wire.OpID]inflight) string {
 	ops := slices.SortedFunc(maps.Values(open), func(a, b inflight) int { return cmp.Compare(a.start, b.start) })
 	var parts []string
 	for _, f := range ops[:min(len(ops), 5)] {
-		parts = append(parts, fmt.Sprintf("%d.%d %v %v key %d since %v",
+		parts = append(parts, fmt.Sprintf("%d.%d %v %v key %q since %v",
 			f.op.ID.Session, f.op.ID.Seq, f.op.Level, f.op.Kind, f.op.Key, f.start))
 	}
 	return strings.Join(parts, "; ")

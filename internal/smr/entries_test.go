@@ -1,6 +1,7 @@
 package smr
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ func TestEachEntryIsDecodedOnce(t *testing.T) {
 	leader := replica(s, s.Leader())
 	const ops = 20
 	for i := range uint64(ops) {
-		leader.Propose(0, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 1, Seq: i + 1}, Kind: wire.Put, Key: i, Value: []byte("v")}})
+		leader.Propose(0, &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 1, Seq: i + 1}, Kind: wire.Put, Key: strconv.FormatUint(i, 10), Value: []byte("v")}})
 	}
 	leader.Flush()
 	applied := func() bool {

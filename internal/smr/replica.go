@@ -190,7 +190,7 @@ func (r *Replica) Committed() uint64 { return r.log.Committed() }
 func (r *Replica) DiskStats() raftlog.DiskStats { return r.log.DiskStats() }
 
 // Read returns a key's applied value, for tests and diagnostics.
-func (r *Replica) Read(key uint64) ([]byte, bool) {
+func (r *Replica) Read(key string) ([]byte, bool) {
 	v, ok := r.store.Read(key)
 	return v.Value, ok
 }

@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func waitConnected(t testing.TB, tr *Transport, to wire.NodeID) {
 }
 
 func request(seq uint64) *wire.Request {
-	return &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 7, Seq: seq}, Kind: wire.Put, Key: seq, Value: []byte("v")}}
+	return &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 7, Seq: seq}, Kind: wire.Put, Key: strconv.FormatUint(seq, 10), Value: []byte("v")}}
 }
 
 // requireSame compares messages by encoding, which covers every message

@@ -12,7 +12,7 @@ import (
 // envelopes is encoded once, its frame the one each connection would
 // have encoded; a batch without one allocates nothing.
 func TestSharedFramesEncodeABroadcastOnce(t *testing.T) {
-	req := &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 1, Seq: 2}, Kind: wire.Put, Key: 3, Value: []byte("v")}}
+	req := &wire.Request{Op: wire.Op{ID: wire.OpID{Session: 1, Seq: 2}, Kind: wire.Put, Key: "3", Value: []byte("v")}}
 	other := &wire.Reply{Kind: wire.ReplyWeak, ID: wire.OpID{Session: 1, Seq: 1}}
 	envs := []wire.Envelope{{To: 1, Msg: other}, {To: 1, Msg: req}, {To: 2, Msg: req}, {To: 3, Msg: req}}
 	sh := sharedFrames(envs)

@@ -11,7 +11,7 @@ import (
 func benchRequest() *Request {
 	return &Request{
 		Op: Op{ID: OpID{Session: uint64(FirstClientID) + 7, Seq: 123456}, Level: Weak, Kind: Put,
-			Key: 987654, Value: bytes.Repeat([]byte{'v'}, 100)},
+			Key: "user987654", Value: bytes.Repeat([]byte{'v'}, 100)},
 		AckedBelow: 123440, PrevWeak: 123450,
 	}
 }

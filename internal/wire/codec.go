@@ -183,6 +183,17 @@ func (d *decoder) bytesAlias() []byte {
 	return v
 }
 
+// string returns a length-prefixed byte string as a string: one copy, the
+// conversion's, and none for the empty string.
+func (d *decoder) string() string {
+	return string(d.bytesAlias())
+}
+
+func appendString(b []byte, v string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
 func appendBytes(b, v []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(v)))
 	return append(b, v...)
@@ -237,7 +248,7 @@ func (h *Hello) decode(d *decoder) {
 func appendOp(b []byte, o *Op) []byte {
 	b = appendOpID(b, o.ID)
 	b = append(b, byte(o.Level), byte(o.Kind))
-	b = binary.AppendUvarint(b, o.Key)
+	b = appendString(b, o.Key)
 	return appendBytes(b, o.Value)
 }
 
@@ -245,10 +256,10 @@ func (d *decoder) op(o *Op) {
 	o.ID = d.opID()
 	o.Level = Level(d.byte())
 	o.Kind = OpKind(d.byte())
-	if d.err == nil && (o.Level > Weak || o.Kind > Put) {
+	if d.err == nil && (o.Level > Weak || !o.Kind.Valid()) {
 		d.fail(fmt.Errorf("wire: bad level %d or kind %d", o.Level, o.Kind))
 	}
-	o.Key = d.uvarint()
+	o.Key = d.string()
 	o.Value = d.bytes()
 }
 
@@ -399,7 +410,8 @@ func (s *WitnessSyncReply) appendPayload(b []byte) []byte {
 
 func (r *RecoverReply) decode(d *decoder) {
 	r.Term = d.uvarint()
-	// An encoded op takes at least 6 bytes.
+	// An encoded op takes at least 6 bytes: ID, level, kind, and the key's
+	// and the value's lengths.
 	if n := d.count(6); n > 0 {
 		r.Ops = make([]Op, n)
 		for i := range r.Ops {

@@ -54,7 +54,7 @@ func FuzzDecode(f *testing.F) {
 
 func FuzzRoundTripRequest(f *testing.F) {
 	addSeeds(f, requestSeeds())
-	f.Fuzz(func(t *testing.T, session, seq uint64, level, kind byte, key uint64,
+	f.Fuzz(func(t *testing.T, session, seq uint64, level, kind byte, key string,
 		value []byte, ackedBelow, prevWeak, minApplied, specTerm, specIndex, afterSession, afterSeq uint64, flags byte) {
 		m := &Request{
 			Op: Op{ID: OpID{Session: session, Seq: seq}, Level: Level(level), Kind: OpKind(kind),
@@ -65,7 +65,7 @@ func FuzzRoundTripRequest(f *testing.F) {
 		if afterSession != 0 || afterSeq != 0 {
 			m.ReadAfter = []OpID{{Session: afterSession, Seq: afterSeq}}
 		}
-		checkRoundTrip(t, m, expectIf(Level(level) > Weak || OpKind(kind) > Put ||
+		checkRoundTrip(t, m, expectIf(Level(level) > Weak || !OpKind(kind).Valid() ||
 			RequestFlags(flags)&^knownRequestFlags != 0))
 	})
 }
@@ -389,8 +389,11 @@ func requestSeeds() []fuzzSeed {
 				r.PrevWeak, r.MinApplied, r.SpecFloor.Term, r.SpecFloor.Index, after.Session, after.Seq, byte(r.Flags)}})
 		}
 	}
-	return append(seeds, fuzzSeed{"request-bad-level", []any{uint64(1), uint64(1), byte(2),
-		byte(0), uint64(0), []byte(nil), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), byte(0)}})
+	return append(seeds,
+		fuzzSeed{"request-bad-level", []any{uint64(1), uint64(1), byte(2),
+			byte(0), "", []byte(nil), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), byte(0)}},
+		fuzzSeed{"request-bad-kind", []any{uint64(1), uint64(1), byte(0),
+			byte(3), "k", []byte(nil), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), byte(0)}})
 }
 
 func replySeeds() []fuzzSeed {
@@ -468,6 +471,8 @@ func corpusFile(args []any) []byte {
 			b = fmt.Appendf(b, "[]byte(%q)\n", v)
 		case byte:
 			b = fmt.Appendf(b, "byte(%q)\n", v)
+		case string:
+			b = fmt.Appendf(b, "string(%q)\n", v)
 		case uint64, bool:
 			b = fmt.Appendf(b, "%T(%v)\n", v, v)
 		default:

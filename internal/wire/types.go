@@ -52,6 +52,12 @@ type OpKind uint8
 const (
 	Get OpKind = iota
 	Put
+	// Delete removes the key. It is a write everywhere a write matters
+	// (conflicts, witnesses, weak paths, the session table, the checker):
+	// a put of "absent".
+	Delete
+
+	maxOpKind = Delete
 )
 
 func (k OpKind) String() string {
@@ -60,20 +66,27 @@ func (k OpKind) String() string {
 		return "get"
 	case Put:
 		return "put"
+	case Delete:
+		return "delete"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
+// Valid reports whether the kind is one this version knows.
+func (k OpKind) Valid() bool { return k <= maxOpKind }
+
 // IsWrite reports whether the operation changes the store.
-func (k OpKind) IsWrite() bool { return k == Put }
+func (k OpKind) IsWrite() bool { return k == Put || k == Delete }
 
 // Op is one key-value operation as clients submit it and the log stores it.
 type Op struct {
 	ID    OpID
 	Level Level
 	Kind  OpKind
-	Key   uint64
-	Value []byte // the value written by a Put; empty for a Get
+	// Key is any byte string, the empty one included; a string so that it
+	// is immutable and a map key as it stands.
+	Key   string
+	Value []byte // the value written by a Put; empty for a Get or a Delete
 }
 
 // Conflicts reports whether two operations must be ordered: same key, at least

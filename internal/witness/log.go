@@ -109,7 +109,7 @@ func (l *MemLog) Sync() error {
 	defer l.mu.Unlock()
 	for _, e := range l.pending {
 		l.ops = append(l.ops, e)
-		l.bytes += int64(len(e.Op.Value)) + 24 // about an encoded record
+		l.bytes += int64(len(e.Op.Key)+len(e.Op.Value)) + 24 // about an encoded record
 	}
 	l.pending = l.pending[:0]
 	return nil

@@ -31,7 +31,7 @@ type Record struct {
 
 // Pool holds unapplied operations. Not safe for concurrent use.
 type Pool struct {
-	byKey map[uint64][]*Record
+	byKey map[string][]*Record
 	byID  map[wire.OpID]*Record
 	// bySession holds each session's records: a slice, not a map, as a
 	// CURP-HO replica walks a session's records for every reply it sends.
@@ -49,12 +49,15 @@ type Pool struct {
 	log Log
 }
 
-type sessionKey struct{ session, key uint64 }
+type sessionKey struct {
+	session uint64
+	key     string
+}
 
 // New returns an empty pool.
 func New() *Pool {
 	return &Pool{
-		byKey:        make(map[uint64][]*Record),
+		byKey:        make(map[string][]*Record),
 		byID:         make(map[wire.OpID]*Record),
 		bySession:    make(map[uint64][]*Record),
 		bySessionKey: make(map[sessionKey][]*Record),
@@ -86,7 +89,7 @@ func (p *Pool) Conflicting(op *wire.Op, match func(*Record) bool) *Record {
 
 // Latest returns the most recent pooled operation on key that satisfies
 // match (nil matches all), or nil.
-func (p *Pool) Latest(key uint64, match func(*Record) bool) *Record {
+func (p *Pool) Latest(key string, match func(*Record) bool) *Record {
 	var best *Record
 	for _, r := range p.byKey[key] {
 		if (match == nil || match(r)) && (best == nil || r.Order > best.Order) {
@@ -97,7 +100,7 @@ func (p *Pool) Latest(key uint64, match func(*Record) bool) *Record {
 }
 
 // Key hands fn every pooled operation on key (in no order).
-func (p *Pool) Key(key uint64, fn func(*Record)) {
+func (p *Pool) Key(key string, fn func(*Record)) {
 	for _, r := range p.byKey[key] {
 		fn(r)
 	}
@@ -203,7 +206,7 @@ func (p *Pool) Session(session uint64, fn func(*Record)) {
 
 // SessionKey calls fn for each pooled operation of a session on key (in no
 // order).
-func (p *Pool) SessionKey(session, key uint64, fn func(*Record)) {
+func (p *Pool) SessionKey(session uint64, key string, fn func(*Record)) {
 	for _, r := range p.bySessionKey[sessionKey{session, key}] {
 		fn(r)
 	}

@@ -1,6 +1,7 @@
 package witness
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,7 +10,7 @@ import (
 )
 
 func op(sess, seq, key uint64, kind wire.OpKind) *wire.Op {
-	return &wire.Op{ID: wire.OpID{Session: sess, Seq: seq}, Kind: kind, Key: key}
+	return &wire.Op{ID: wire.OpID{Session: sess, Seq: seq}, Kind: kind, Key: strconv.FormatUint(key, 10)}
 }
 
 func TestConflicts(t *testing.T) {
@@ -22,6 +23,7 @@ func TestConflicts(t *testing.T) {
 	}{
 		{"read after read", op(2, 1, 5, wire.Get), false},
 		{"write after read", op(2, 1, 5, wire.Put), true},
+		{"delete after read", op(2, 1, 5, wire.Delete), true},
 		{"other key", op(2, 1, 6, wire.Put), false},
 		{"itself", op(1, 1, 5, wire.Put), false},
 	}
@@ -39,10 +41,10 @@ func TestLatestAndRemove(t *testing.T) {
 	p.Add(op(1, 1, 5, wire.Put), 0)
 	p.Add(op(2, 1, 5, wire.Put), 0)
 	p.Add(op(1, 2, 6, wire.Put), 0)
-	require.Equal(t, wire.OpID{Session: 2, Seq: 1}, p.Latest(5, nil).Op.ID)
+	require.Equal(t, wire.OpID{Session: 2, Seq: 1}, p.Latest("5", nil).Op.ID)
 	require.True(t, p.Remove(wire.OpID{Session: 2, Seq: 1}))
 	require.False(t, p.Remove(wire.OpID{Session: 2, Seq: 1}))
-	require.Equal(t, wire.OpID{Session: 1, Seq: 1}, p.Latest(5, nil).Op.ID)
+	require.Equal(t, wire.OpID{Session: 1, Seq: 1}, p.Latest("5", nil).Op.ID)
 	n := 0
 	p.Session(1, func(*Record) { n++ })
 	require.Equal(t, 2, n)
@@ -58,7 +60,7 @@ func TestSessionKeyListsOnlyTheSessionsRecordsOnTheKey(t *testing.T) {
 	p.Add(op(1, 3, 5, wire.Put), 2)
 	ids := func(session, key uint64) []wire.OpID {
 		var out []wire.OpID
-		p.SessionKey(session, key, func(r *Record) { out = append(out, r.Op.ID) })
+		p.SessionKey(session, strconv.FormatUint(key, 10), func(r *Record) { out = append(out, r.Op.ID) })
 		return out
 	}
 	require.ElementsMatch(t, []wire.OpID{{Session: 1, Seq: 1}, {Session: 1, Seq: 3}}, ids(1, 5))
@@ -72,8 +74,8 @@ func TestSessionKeyListsOnlyTheSessionsRecordsOnTheKey(t *testing.T) {
 
 func TestPoolValueBytesFollowsAddAndRemove(t *testing.T) {
 	p := New()
-	a := wire.Op{ID: wire.OpID{Session: 1, Seq: 1}, Kind: wire.Put, Key: 1, Value: []byte("abc")}
-	b := wire.Op{ID: wire.OpID{Session: 1, Seq: 2}, Kind: wire.Put, Key: 1, Value: []byte("de")}
+	a := wire.Op{ID: wire.OpID{Session: 1, Seq: 1}, Kind: wire.Put, Key: "1", Value: []byte("abc")}
+	b := wire.Op{ID: wire.OpID{Session: 1, Seq: 2}, Kind: wire.Put, Key: "1", Value: []byte("de")}
 	p.Add(&a, 0)
 	p.Add(&b, 0)
 	p.Add(&a, 0) // already pooled

@@ -26,7 +26,8 @@ type Config struct {
 	// Conflicts is the percentage of operations, of either level, that go
 	// to HotKey instead of a key drawn from the distribution.
 	Conflicts float64
-	// KeySpace is the number of keys; keys are 0 .. KeySpace-1.
+	// KeySpace is the number of keys; keys are numbered 0 .. KeySpace-1
+	// and named by KeyNames.
 	KeySpace uint64
 	// ZipfSkew is YCSB's theta, in [0, 1). 0 draws keys uniformly; 0.99 is
 	// YCSB's usual value. Skews of 1 and above are rejected: the YCSB

@@ -13,7 +13,9 @@
 // scrambled variant it hashes the Zipfian rank onto the key space by
 // default, so the popular keys are spread out instead of being 0, 1, 2...,
 // which would otherwise make them neighbours in any range-partitioned or
-// ordered structure.
+// ordered structure. Keys are drawn as numbers and sent as byte strings
+// (see [KeyNames]): "user" and the number, zero-padded so that the names
+// sort as the numbers do.
 //
 // Every value written carries the identity of the operation that wrote it
 // (see [Generator.Value] and [DecodeValue]), so a consistency checker can

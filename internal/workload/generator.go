@@ -19,6 +19,7 @@ type Generator struct {
 	zipf                                *zipfian // nil: keys are uniform
 	scrambled                           bool
 	template                            []byte // a value with a zero identity
+	names                               *KeyNames
 }
 
 // seedStream is mixed into the second PCG word so that a single seed
@@ -42,6 +43,7 @@ func NewGenerator(c Config, seed uint64) (*Generator, error) {
 		hotKey:     c.HotKey,
 		scrambled:  !c.Unscrambled,
 		template:   newTemplate(c.ValueSize),
+		names:      NewKeyNames(c.KeySpace),
 	}
 	if c.ZipfSkew > 0 {
 		g.zipf = newZipfian(c.KeySpace, c.ZipfSkew)
@@ -49,8 +51,15 @@ func NewGenerator(c Config, seed uint64) (*Generator, error) {
 	return g, nil
 }
 
-// Next draws the next operation: its kind, its level and its key.
-func (g *Generator) Next() (kind wire.OpKind, level wire.Level, key uint64) {
+// Next draws the next operation: its kind, its level and its key, named
+// by KeyNames.
+func (g *Generator) Next() (wire.OpKind, wire.Level, string) {
+	kind, level, key := g.next()
+	return kind, level, g.names.Name(key)
+}
+
+// next draws the next operation with its key's number.
+func (g *Generator) next() (kind wire.OpKind, level wire.Level, key uint64) {
 	level, writes := wire.Strong, g.writes
 	if g.chance(g.weak) {
 		level, writes = wire.Weak, g.weakWrites

@@ -1,0 +1,121 @@
+package kvstore
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/google/btree"
+)
+
+// keyIndex is the table's records in their keys' byte order, for range
+// reads. The table answers point reads; this is touched only when a key
+// comes or goes. It holds record ids, not keys, so the collector has only
+// its nodes to visit, not a pointer per key.
+type keyIndex struct {
+	tree  *btree.BTreeG[uint32]
+	key   func(id uint32) []byte
+	probe []byte // the key id 0 stands for while the tree is searched
+}
+
+// indexDegree is the B-tree's degree: nodes of up to 63 ids.
+const indexDegree = 32
+
+func newKeyIndex(t *keyTable) *keyIndex {
+	x := &keyIndex{}
+	x.key = func(id uint32) []byte {
+		if id == 0 {
+			return x.probe
+		}
+		return t.keyOf(id)
+	}
+	x.tree = btree.NewG(indexDegree, func(a, b uint32) bool { return bytes.Compare(x.key(a), x.key(b)) < 0 })
+	return x
+}
+
+func (x *keyIndex) add(id uint32)    { x.tree.ReplaceOrInsert(id) }
+func (x *keyIndex) remove(id uint32) { x.tree.Delete(id) }
+
+// ascend hands fn the ids of the keys in [start, end), or from start on
+// when open, in order, until fn returns false.
+func (x *keyIndex) ascend(start, end string, open bool, fn func(id uint32) bool) {
+	x.probe = append(x.probe[:0], start...)
+	if open {
+		x.tree.AscendGreaterOrEqual(0, fn)
+		return
+	}
+	x.tree.AscendGreaterOrEqual(0, func(id uint32) bool {
+		return string(x.key(id)) < end && fn(id)
+	})
+}
+
+// NoEnd as a range's end asks for every key from its start on, as etcd's
+// range_end "\x00" does. It costs the key "\x00" as an exclusive end,
+// which would only leave out keys that sort below it: the empty key.
+const NoEnd = "\x00"
+
+// Range hands fn the keys in [start, end) in byte order with their
+// versions, at most limit of them (limit 0 or below: no limit), and stops
+// early when fn returns false. An empty end asks for the key start alone,
+// as etcd's empty range_end does; NoEnd for every key from start on. It
+// returns how many keys fn was handed.
+//
+// fn must not change the store. The values handed out alias the store's
+// chunks as Read's do, and stay valid.
+func (s *Store) Range(start, end string, limit int, fn func(key string, v Version) bool) int {
+	if end == "" {
+		v, ok := s.Read(start)
+		if !ok {
+			return 0
+		}
+		fn(start, v)
+		return 1
+	}
+	open := end == NoEnd
+	if !open && start >= end {
+		return 0
+	}
+	n := 0
+	more := true
+	visit := func(key string) {
+		e, ok := s.lookup(key)
+		if !ok {
+			return // deleted since the freeze
+		}
+		n++
+		more = fn(key, Version{Value: s.vals.get(e.ref), Slot: e.slot}) && (limit <= 0 || n < limit)
+	}
+	// While frozen, keys written since the freeze are in the overlay alone
+	// (and the table's may be tombstoned there): merge them in, in order.
+	pending := s.overlayKeys(start, end, open)
+	s.index.ascend(start, end, open, func(id uint32) bool {
+		key := s.table.keyOf(id)
+		for more && len(pending) > 0 && pending[0] < string(key) {
+			visit(pending[0])
+			pending = pending[1:]
+		}
+		if len(pending) > 0 && pending[0] == string(key) {
+			pending = pending[1:]
+		}
+		if more {
+			visit(string(key))
+		}
+		return more
+	})
+	for more && len(pending) > 0 {
+		visit(pending[0])
+		pending = pending[1:]
+	}
+	return n
+}
+
+// overlayKeys returns the overlay's keys in the range, sorted.
+func (s *Store) overlayKeys(start, end string, open bool) []string {
+	var keys []string
+	for k := range s.overlay {
+		if k >= start && (open || k < end) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
