@@ -66,7 +66,10 @@ func TestRangeMatchesAMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var f *Frozen
 	for slot := uint64(1); slot <= 5000; slot++ {
-		k := fmt.Sprintf("k%03d", rng.IntN(300))
+		// Short keys, and keys longer than the 16 bytes the table and the
+		// index compare before the bytes, sharing those 16 or not.
+		prefix := []string{"k", "a shared prefix longer than 16 bytes ", "\x00\xffbinary and 16+ bytes", "sixteen byte key"}[rng.IntN(4)]
+		k := fmt.Sprintf("%s%03d", prefix, rng.IntN(300))[:len(prefix)+rng.IntN(4)]
 		if rng.IntN(3) == 0 {
 			s.Apply(slot, delKey(slot, k), 0)
 			delete(want, k)

@@ -1,12 +1,19 @@
 package kvstore
 
-import "hash/maphash"
+import (
+	"encoding/binary"
+	"hash/maphash"
+)
 
 // rec is a key's record in the table: where its bytes and its latest value
 // live, and the next record whose key hashes alike.
 type rec struct {
-	val  entry // val.deleted marks a free record
-	key  ref   // in the table's key arena
+	val entry // val.deleted marks a free record
+	key ref   // in the table's key arena
+	// head is the key's first 16 bytes, zero-padded: a lookup compares it
+	// and the length before the key's bytes, which a key of at most 16
+	// bytes then never needs (they live in another cache line).
+	head keyHead
 	next uint32
 }
 
@@ -35,9 +42,15 @@ func (t *keyTable) keyOf(id uint32) []byte { return t.keys.get(t.recs[id].key) }
 
 // find returns the key's hash and its record's id, 0 when it has none.
 func (t *keyTable) find(key string) (uint64, uint32) {
-	h := maphash.String(t.seed, key)
+	return t.findHashed(maphash.String(t.seed, key), key)
+}
+
+// findHashed looks for the key in the chain of hash h.
+func (t *keyTable) findHashed(h uint64, key string) (uint64, uint32) {
+	head := headOf(key)
 	for id := t.heads[h]; id != 0; id = t.recs[id].next {
-		if string(t.keyOf(id)) == key {
+		r := &t.recs[id]
+		if r.head == head && int(r.key.n) == len(key) && (len(key) <= keyHeadLen || string(t.keyOf(id)) == key) {
 			return h, id
 		}
 	}
@@ -62,7 +75,7 @@ func (t *keyTable) insert(h uint64, key string) uint32 {
 		id = uint32(len(t.recs))
 		t.recs = append(t.recs, rec{})
 	}
-	t.recs[id] = rec{key: t.keys.putString(id, key), next: t.heads[h]}
+	t.recs[id] = rec{key: t.keys.putString(id, key), head: headOf(key), next: t.heads[h]}
 	t.heads[h] = id
 	return id
 }
@@ -101,3 +114,24 @@ func (t *keyTable) release(id uint32) {
 
 // len returns the number of keys.
 func (t *keyTable) len() int { return len(t.recs) - 1 - len(t.free) }
+
+// keyHead is a key's first keyHeadLen bytes, zero-padded, as two
+// big-endian words: heads that differ order their keys as the keys do (a
+// key shorter than the other's head is its prefix, so sorts first), and
+// equal heads leave the rest to the bytes.
+type keyHead struct{ hi, lo uint64 }
+
+const keyHeadLen = 16
+
+func headOf[K ~string | ~[]byte](key K) keyHead {
+	var b [keyHeadLen]byte
+	copy(b[:], key)
+	return keyHead{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
+}
+
+func (h keyHead) less(o keyHead) bool {
+	if h.hi != o.hi {
+		return h.hi < o.hi
+	}
+	return h.lo < o.lo
+}
