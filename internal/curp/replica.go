@@ -44,7 +44,7 @@ type WeakPath struct {
 	// its raft log rather than the witness log (witness.Log).
 	LeaderPools bool
 	// ReadsShowPool says the hybrid tells a strong read about pooled writes
-	// (CURP-HO's weak writes, in Annotate's place). If not, a read's reply
+	// (CURP-HO names them in its replies). If not, a read's reply
 	// rests on the applied state alone and goes out without waiting for
 	// the disk.
 	ReadsShowPool bool
