@@ -41,19 +41,7 @@ func TestCausalAgreesWithClosure(t *testing.T) {
 			}
 		}
 		want := closureFindings(t, events)
-		got := map[string]bool{}
-		r := Check(&history.File{Events: events}, Options{MaxPerProperty: -1})
-		require.NoError(t, r.Err)
-		for _, v := range r.Violations {
-			for _, p := range []string{"WriteCOInitRead", "WriteCORead", "StaleLogRead"} {
-				if strings.HasPrefix(v.Detail, p) {
-					got["stale "+v.Ops[0].ID().String()] = true
-				}
-			}
-			if strings.HasPrefix(v.Detail, "CyclicCF") {
-				got["cf "+v.Ops[1].ID().String()] = true
-			}
-		}
+		got := checkerFindings(t, events)
 		require.Equal(t, want, got, "seed %d", seed)
 		if len(want) > 0 {
 			flagged++
@@ -182,4 +170,25 @@ func explainedByDelete(h *hist, past [][]bool, b int) bool {
 		}
 	}
 	return false
+}
+
+// checkerFindings runs the checker over events and names its causal
+// findings as closureFindings does: stale reads, and CyclicCF by its
+// second operation.
+func checkerFindings(t *testing.T, events []history.Event) map[string]bool {
+	t.Helper()
+	got := map[string]bool{}
+	r := Check(&history.File{Events: events}, Options{MaxPerProperty: -1})
+	require.NoError(t, r.Err)
+	for _, v := range r.Violations {
+		for _, p := range []string{"WriteCOInitRead", "WriteCORead", "StaleLogRead"} {
+			if strings.HasPrefix(v.Detail, p) {
+				got["stale "+v.Ops[0].ID().String()] = true
+			}
+		}
+		if strings.HasPrefix(v.Detail, "CyclicCF") {
+			got["cf "+v.Ops[1].ID().String()] = true
+		}
+	}
+	return got
 }

@@ -109,19 +109,7 @@ func TestCausalWithDeletesAgreesWithClosure(t *testing.T) {
 			}
 		}
 		want := closureFindings(t, events)
-		got := map[string]bool{}
-		r := Check(&history.File{Events: events}, Options{MaxPerProperty: -1})
-		require.NoError(t, r.Err)
-		for _, v := range r.Violations {
-			for _, p := range []string{"WriteCOInitRead", "WriteCORead", "StaleLogRead"} {
-				if strings.HasPrefix(v.Detail, p) {
-					got["stale "+v.Ops[0].ID().String()] = true
-				}
-			}
-			if strings.HasPrefix(v.Detail, "CyclicCF") {
-				got["cf "+v.Ops[1].ID().String()] = true
-			}
-		}
+		got := checkerFindings(t, events)
 		require.Equal(t, want, got, "seed %d", seed)
 		if len(want) > 0 {
 			flagged++
