@@ -457,7 +457,7 @@ func TestDecodeMalformed(t *testing.T) {
 		{"varint overflow", cat([]byte{byte(TypeHello)}, overflow), "truncated"},
 		{"hello site beyond uint32", cat([]byte{byte(TypeHello)}, uv(1), uv(1<<32)), "out of range"},
 		{"request bad level", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{2, 0}, uv(0), uv(0), uv(0), uv(0), []byte{0}), "bad level"},
-		{"request bad kind", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 3}, uv(0), uv(0), uv(0), uv(0), []byte{0}), "bad level 0 or kind 3"},
+		{"request bad kind", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 5}, uv(0), uv(0), uv(0), uv(0), []byte{0}), "bad level 0 or kind 5"},
 		{"request key beyond input", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 1}, uv(1000), []byte("short")), "truncated"},
 		{"request unknown flags", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 1}, uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), []byte{byte(knownRequestFlags + 1)}), "bad request flags"},
 		{"request flag 0x80", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 1}, uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), []byte{0x80}), "bad request flags 0x80"},

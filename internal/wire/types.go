@@ -56,8 +56,12 @@ const (
 	// (conflicts, witnesses, weak paths, the session table, the checker):
 	// a put of "absent".
 	Delete
+	// Txn runs the Transaction encoded in its Value (AppendTxn) on any
+	// keys: it conflicts with every operation, and its reply's Value is a
+	// TxnResult (AppendTxnResult).
+	Txn
 
-	maxOpKind = Delete
+	maxOpKind = Txn
 )
 
 func (k OpKind) String() string {
@@ -68,6 +72,8 @@ func (k OpKind) String() string {
 		return "put"
 	case Delete:
 		return "delete"
+	case Txn:
+		return "txn"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -76,7 +82,7 @@ func (k OpKind) String() string {
 func (k OpKind) Valid() bool { return k <= maxOpKind }
 
 // IsWrite reports whether the operation changes the store.
-func (k OpKind) IsWrite() bool { return k == Put || k == Delete }
+func (k OpKind) IsWrite() bool { return k == Put || k == Delete || k == Txn }
 
 // Op is one key-value operation as clients submit it and the log stores it.
 type Op struct {
@@ -86,13 +92,13 @@ type Op struct {
 	// Key is any byte string, the empty one included; a string so that it
 	// is immutable and a map key as it stands.
 	Key   string
-	Value []byte // the value written by a Put; empty for a Get or a Delete
+	Value []byte // the value written by a Put, a Txn's program; empty for a Get or a Delete
 }
 
 // Conflicts reports whether two operations must be ordered: same key, at least
-// one a write.
+// one a write; a transaction, with every operation.
 func (o *Op) Conflicts(p *Op) bool {
-	return o.Key == p.Key && (o.Kind.IsWrite() || p.Kind.IsWrite())
+	return o.Kind == Txn || p.Kind == Txn || o.Key == p.Key && (o.Kind.IsWrite() || p.Kind.IsWrite())
 }
 
 // Compare orders identities by session, then sequence number.
