@@ -26,6 +26,10 @@ func (s *Session) ID() uint64 { return s.id }
 // hold no lock it takes itself), or it recurses. The value is
 // sent as it is: the caller must not modify it until done runs.
 func (s *Session) Submit(kind Kind, key string, value []byte, level Level, done func(Result)) {
+	if err := checkKind(kind, level); err != nil {
+		done(Result{Err: err})
+		return
+	}
 	c := &call{session: s.id, op: wire.Op{Kind: kind, Key: key, Value: value, Level: level},
 		start: time.Now(), done: done}
 	if err := s.c.loop.submit(c); err != nil {
@@ -37,6 +41,9 @@ func (s *Session) Submit(kind Kind, key string, value []byte, level Level, done 
 // abandoned: it may or may not take effect.
 func (s *Session) Do(ctx context.Context, kind Kind, key string, value []byte, level Level) (Result, error) {
 	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if err := checkKind(kind, level); err != nil {
 		return Result{}, err
 	}
 	ch := make(chan Result, 1)

@@ -326,7 +326,9 @@ func (r *Replica) appended(index uint64, req *wire.Request) Speculative {
 		r.poolLogged(index, req)
 		return Speculative{}
 	}
-	conflict := r.conflicting(op) != nil
+	// A transaction takes the slow path: it may touch any key, so no
+	// witness records it, and it is answered once applied.
+	conflict := op.Kind == wire.Txn || r.conflicting(op) != nil
 	r.poolLogged(index, req)
 	to, ok := r.Client(op.ID)
 	if !ok {
@@ -380,5 +382,5 @@ func (r *Replica) forgetAcked(session uint64) {
 
 // weakPath reports whether op takes a hybrid protocol's weak path.
 func (r *Replica) weakPath(op *wire.Op) bool {
-	return op.Level == wire.Weak && r.weak.Serve
+	return op.Level == wire.Weak && r.weak.Serve && op.Kind != wire.Txn
 }

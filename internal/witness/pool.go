@@ -40,7 +40,10 @@ type Pool struct {
 	// read looks for its session's own writes on its key, which byKey
 	// would make it find among every session's.
 	bySessionKey map[sessionKey][]*Record
-	next         uint64
+	// txns holds the pooled transactions, which conflict with every
+	// operation whatever its key.
+	txns []*Record
+	next uint64
 	// ticks counts the pool's ticks, the clock records are aged by.
 	ticks uint64
 	// valueBytes sums the pooled operations' value lengths.
@@ -81,6 +84,11 @@ func (p *Pool) Get(id wire.OpID) *Record { return p.byID[id] }
 func (p *Pool) Conflicting(op *wire.Op, match func(*Record) bool) *Record {
 	for _, r := range p.byKey[op.Key] {
 		if r.Op.ID != op.ID && r.Op.Conflicts(op) && (match == nil || match(r)) {
+			return r
+		}
+	}
+	for _, r := range p.txns {
+		if r.Op.ID != op.ID && (match == nil || match(r)) {
 			return r
 		}
 	}
@@ -150,6 +158,9 @@ func (p *Pool) add(op *wire.Op, prevWeak uint64) (*Record, bool) {
 	p.bySession[op.ID.Session] = append(p.bySession[op.ID.Session], r)
 	sk := sessionKey{op.ID.Session, op.Key}
 	p.bySessionKey[sk] = append(p.bySessionKey[sk], r)
+	if op.Kind == wire.Txn {
+		p.txns = append(p.txns, r)
+	}
 	return r, true
 }
 
@@ -172,6 +183,9 @@ func (p *Pool) Remove(id wire.OpID) bool {
 		delete(p.bySession, id.Session)
 	} else {
 		p.bySession[id.Session] = rs
+	}
+	if r.Op.Kind == wire.Txn {
+		p.txns = removeRecord(p.txns, r)
 	}
 	sk := sessionKey{id.Session, r.Op.Key}
 	if rs := removeRecord(p.bySessionKey[sk], r); len(rs) == 0 {
