@@ -1,0 +1,27 @@
+package etcdapi
+
+import (
+	"context"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+)
+
+// Status reports the replica beside the gateway and the leader its client
+// knows, which is what etcdctl endpoint status prints.
+func (s *Server) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error) {
+	return &pb.StatusResponse{Header: s.header(0), Version: s.cfg.Version,
+		Leader: s.cfg.Client.Leader()}, nil
+}
+
+// MemberList lists the cluster's replicas.
+func (s *Server) MemberList(context.Context, *pb.MemberListRequest) (*pb.MemberListResponse, error) {
+	resp := &pb.MemberListResponse{Header: s.header(0)}
+	for _, m := range s.cfg.Members {
+		pm := &pb.Member{ID: m.ID, Name: m.Name, PeerURLs: []string{m.PeerURL}}
+		if m.ClientURL != "" {
+			pm.ClientURLs = []string{m.ClientURL}
+		}
+		resp.Members = append(resp.Members, pm)
+	}
+	return resp, nil
+}
