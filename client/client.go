@@ -34,6 +34,9 @@ const (
 	Delete = wire.Delete
 )
 
+// Revision is a key's version as etcd counts it.
+type Revision = wire.Revision
+
 // Replica locates one replica of the cluster.
 type Replica struct {
 	ID   uint64
@@ -83,6 +86,11 @@ var (
 type Result struct {
 	Found bool
 	Value []byte
+	// Revision is the key's version a Get found (the slots of its last
+	// write and creation, its writes since), when the replica that
+	// answered knew it: zero for a weak read answered from the session's
+	// own write not yet applied.
+	Revision Revision
 	// Slot is the log index the operation took, when known.
 	Slot uint64
 	// Path says how it completed (fast path, slow path, weak).

@@ -129,7 +129,7 @@ func (l *loop) complete(d clientcore.Completion) {
 	delete(l.calls, d.ID)
 	c.finished = true
 	l.record(c, &d)
-	c.done(Result{Found: d.Found, Value: d.Value, Slot: d.Slot, Path: d.Path, Reason: d.Reason,
+	c.done(Result{Found: d.Found, Value: d.Value, Revision: d.Revision, Slot: d.Slot, Path: d.Path, Reason: d.Reason,
 		Latency: time.Since(c.start)})
 }
 

@@ -21,7 +21,7 @@ protocols on a raft log, emulates wide-area latency, and benchmarks them.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newBenchCmd(), newClusterCmd(), newServerCmd(), newConfigCmd(), newGetCmd(), newPutCmd(), newDelCmd(), newCheckCmd(), newCertsCmd(), newProbeCmd())
+	root.AddCommand(newBenchCmd(), newClusterCmd(), newServerCmd(), newConfigCmd(), newGetCmd(), newPutCmd(), newDelCmd(), newCheckCmd(), newCertsCmd(), newProbeCmd(), newGatewayCmd())
 	return root
 }
 

@@ -17,6 +17,9 @@ type Completion struct {
 	Op    wire.Op
 	Found bool
 	Value []byte
+	// Revision is the key's version a Get found, when the replica that
+	// answered knew it (zero otherwise).
+	Revision wire.Revision
 	// Slot is the log index the operation took (0 when unknown, e.g. a
 	// weak read answered from a cache).
 	Slot uint64

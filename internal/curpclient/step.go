@@ -130,7 +130,7 @@ func (c *Client) Complete(p *Pending, rep *wire.Reply, path clientcore.Path) *cl
 	delete(c.pending, id)
 	c.sessions.Finish(id)
 	done := &clientcore.Completion{
-		ID: id, Op: p.Req.Op, Found: rep.Found, Value: rep.Value, Slot: rep.Slot, Path: path,
+		ID: id, Op: p.Req.Op, Found: rep.Found, Value: rep.Value, Revision: rep.Revision, Slot: rep.Slot, Path: path,
 	}
 	if path == clientcore.PathSlow {
 		done.Reason = p.reason

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -33,9 +34,11 @@ func startGateway(t *testing.T, proto string) (*clientv3.Client, *cluster.Gatewa
 	return dial(t, g), g
 }
 
-func dial(t *testing.T, g *cluster.Gateway) *clientv3.Client {
+func dial(t *testing.T, g *cluster.Gateway) *clientv3.Client { return dialAddr(t, g.Addr()) }
+
+func dialAddr(t *testing.T, addr string) *clientv3.Client {
 	t.Helper()
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{g.Addr()}, DialTimeout: 5 * time.Second})
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{addr}, DialTimeout: 5 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -47,48 +50,130 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
-// TestEtcdClientKV: put, get (linearizable and serializable), delete and
-// what is not supported, through etcd's own client, for every protocol.
+// TestEtcdClientKV: etcd's own client against a gateway of every
+// protocol, in this process and as separate processes.
 func TestEtcdClientKV(t *testing.T) {
-	for _, proto := range []string{"curp", "curp-ht", "curp-ho", "raft"} {
-		t.Run(proto, func(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(proto+"/in-process", func(t *testing.T) {
 			c, _ := startGateway(t, proto)
-			ctx := ctx(t)
-			put, err := c.Put(ctx, "greeting", "hello")
-			require.NoError(t, err)
-			require.Positive(t, put.Header.Revision, "a put's revision is its slot")
-
-			got, err := c.Get(ctx, "greeting")
-			require.NoError(t, err)
-			require.Len(t, got.Kvs, 1)
-			require.Equal(t, "hello", string(got.Kvs[0].Value))
-			require.Equal(t, int64(1), got.Count)
-
-			got, err = c.Get(ctx, "greeting", clientv3.WithSerializable())
-			require.NoError(t, err)
-			require.Len(t, got.Kvs, 1, "a serializable read of the session's own write")
-			require.Equal(t, "hello", string(got.Kvs[0].Value))
-
-			got, err = c.Get(ctx, "greeting", clientv3.WithKeysOnly())
-			require.NoError(t, err)
-			require.Empty(t, got.Kvs[0].Value)
-
-			del, err := c.Delete(ctx, "greeting")
-			require.NoError(t, err)
-			_ = del // TODO(deleted count): the protocols do not report whether a deleted key existed
-			got, err = c.Get(ctx, "greeting")
-			require.NoError(t, err)
-			require.Empty(t, got.Kvs)
-			require.Zero(t, got.Count)
-
-			_, err = c.Get(ctx, "a", clientv3.WithPrefix())
-			requireUnimplemented(t, err, "several keys")
-			_, err = c.Txn(ctx).Then(clientv3.OpPut("a", "1")).Commit()
-			requireUnimplemented(t, err, "Txn")
-			_, err = c.Grant(ctx, 10)
-			requireUnimplemented(t, err, "Lease")
+			kvSemantics(t, c)
+		})
+		t.Run(proto+"/processes", func(t *testing.T) {
+			p := startProcesses(t, proto, 1)
+			kvSemantics(t, dialAddr(t, p.gateway))
 		})
 	}
+}
+
+var protocols = []string{"curp", "curp-ht", "curp-ho", "raft"}
+
+// kvSemantics checks put, get (linearizable and serializable), ranges,
+// deletes, transactions, revisions and what is not supported.
+func kvSemantics(t *testing.T, c *clientv3.Client) {
+	ctx := ctx(t)
+	put, err := c.Put(ctx, "greeting", "hello")
+	require.NoError(t, err)
+	created := put.Header.Revision
+	require.Positive(t, created, "a put's revision is its slot")
+
+	got, err := c.Get(ctx, "greeting")
+	require.NoError(t, err)
+	require.Len(t, got.Kvs, 1)
+	require.Equal(t, "hello", string(got.Kvs[0].Value))
+	require.Equal(t, int64(1), got.Count)
+	require.Equal(t, created, got.Kvs[0].ModRevision)
+	require.Equal(t, created, got.Kvs[0].CreateRevision)
+	require.Equal(t, int64(1), got.Kvs[0].Version)
+
+	got, err = c.Get(ctx, "greeting", clientv3.WithSerializable())
+	require.NoError(t, err)
+	require.Len(t, got.Kvs, 1, "a serializable read of the session's own write")
+	require.Equal(t, "hello", string(got.Kvs[0].Value))
+
+	again, err := c.Put(ctx, "greeting", "hi", clientv3.WithPrevKV())
+	require.NoError(t, err)
+	require.NotNil(t, again.PrevKv)
+	require.Equal(t, "hello", string(again.PrevKv.Value))
+	require.Greater(t, again.Header.Revision, created)
+	got, err = c.Get(ctx, "greeting", clientv3.WithKeysOnly())
+	require.NoError(t, err)
+	require.Empty(t, got.Kvs[0].Value)
+	require.Equal(t, int64(2), got.Kvs[0].Version)
+	require.Equal(t, created, got.Kvs[0].CreateRevision)
+	require.Equal(t, again.Header.Revision, got.Kvs[0].ModRevision)
+
+	for _, k := range []string{"app/b", "app/a", "app/c", "apq"} {
+		_, err := c.Put(ctx, k, "v-"+k)
+		require.NoError(t, err)
+	}
+	pre, err := c.Get(ctx, "app/", clientv3.WithPrefix())
+	require.NoError(t, err)
+	require.Equal(t, []string{"app/a", "app/b", "app/c"}, keys(pre.Kvs))
+	require.Equal(t, "v-app/a", string(pre.Kvs[0].Value))
+	lim, err := c.Get(ctx, "app/", clientv3.WithPrefix(), clientv3.WithLimit(2), clientv3.WithSerializable())
+	require.NoError(t, err)
+	require.Equal(t, []string{"app/a", "app/b"}, keys(lim.Kvs))
+	require.True(t, lim.More)
+	require.Equal(t, int64(3), lim.Count)
+	cnt, err := c.Get(ctx, "app/a", clientv3.WithRange("app/c"), clientv3.WithCountOnly())
+	require.NoError(t, err)
+	require.Empty(t, cnt.Kvs)
+	require.Equal(t, int64(2), cnt.Count)
+	all, err := c.Get(ctx, "", clientv3.WithFromKey())
+	require.NoError(t, err)
+	require.Equal(t, []string{"app/a", "app/b", "app/c", "apq", "greeting"}, keys(all.Kvs))
+
+	del, err := c.Delete(ctx, "greeting")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), del.Deleted)
+	del, err = c.Delete(ctx, "greeting")
+	require.NoError(t, err)
+	require.Zero(t, del.Deleted, "a delete of a missing key")
+	got, err = c.Get(ctx, "greeting")
+	require.NoError(t, err)
+	require.Empty(t, got.Kvs)
+	require.Zero(t, got.Count)
+	del, err = c.Delete(ctx, "app/", clientv3.WithPrefix(), clientv3.WithPrevKV())
+	require.NoError(t, err)
+	require.Equal(t, int64(3), del.Deleted)
+	require.Equal(t, []string{"app/a", "app/b", "app/c"}, keys(del.PrevKvs))
+
+	tx, err := c.Txn(ctx).If(clientv3.Compare(clientv3.Value("apq"), "=", "v-apq"),
+		clientv3.Compare(clientv3.Version("nothing"), "=", 0)).
+		Then(clientv3.OpPut("apq", "swapped"), clientv3.OpPut("t/x", "1"), clientv3.OpGet("apq")).
+		Else(clientv3.OpPut("lost", "1")).Commit()
+	require.NoError(t, err)
+	require.True(t, tx.Succeeded)
+	require.Len(t, tx.Responses, 3)
+	rng := tx.Responses[2].GetResponseRange()
+	require.Equal(t, "swapped", string(rng.Kvs[0].Value))
+	require.Equal(t, tx.Header.Revision, rng.Kvs[0].ModRevision, "a transaction's writes share its revision")
+	tx, err = c.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision("apq"), "<", 1)).
+		Then(clientv3.OpDelete("apq")).Else(clientv3.OpGet("t/", clientv3.WithPrefix())).Commit()
+	require.NoError(t, err)
+	require.False(t, tx.Succeeded)
+	require.Equal(t, []string{"t/x"}, keys(tx.Responses[0].GetResponseRange().Kvs))
+	lost, err := c.Get(ctx, "lost")
+	require.NoError(t, err)
+	require.Empty(t, lost.Kvs, "the else branch of a transaction that succeeded ran")
+
+	_, err = c.Get(ctx, "a", clientv3.WithRev(1))
+	requireUnimplemented(t, err, "past revision")
+	_, err = c.Grant(ctx, 10)
+	requireUnimplemented(t, err, "Lease")
+	_, err = c.Compact(ctx, 1)
+	requireUnimplemented(t, err, "Compact")
+	wch := c.Watch(ctx, "k")
+	w := <-wch
+	require.Error(t, w.Err())
+}
+
+func keys(kvs []*mvccpb.KeyValue) []string {
+	var out []string
+	for _, kv := range kvs {
+		out = append(out, string(kv.Key))
+	}
+	return out
 }
 
 func requireUnimplemented(t *testing.T, err error, says string) {

@@ -11,14 +11,23 @@ import (
 	"github.com/hybridkv/hybridkv/client"
 )
 
-// Range reads one key: a STRONG read, or a WEAK one when serializable.
+// Range reads one key on the protocol's own path (a STRONG read, or a WEAK
+// one when serializable), and several keys, or a count, as a transaction.
 func (s *Server) Range(ctx context.Context, r *pb.RangeRequest) (*pb.RangeResponse, error) {
-	if err := singleKeyRange(r); err != nil {
+	op, err := rangeOp(r)
+	if err != nil {
 		return nil, err
 	}
 	sess, err := s.session(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if len(r.RangeEnd) > 0 || r.CountOnly || r.Limit < 0 {
+		res, slot, err := s.runOne(ctx, sess, op)
+		if err != nil {
+			return nil, err
+		}
+		return rangeResponse(s.header(slot), res), nil
 	}
 	level := client.Strong
 	if r.Serializable {
@@ -33,10 +42,8 @@ func (s *Server) Range(ctx context.Context, r *pb.RangeRequest) (*pb.RangeRespon
 		return resp, nil
 	}
 	resp.Count = 1
-	if r.CountOnly {
-		return resp, nil
-	}
-	kv := &mvccpb.KeyValue{Key: r.Key, ModRevision: int64(res.Slot)}
+	kv := &mvccpb.KeyValue{Key: r.Key, ModRevision: int64(res.Revision.Mod),
+		CreateRevision: int64(res.Revision.Create), Version: int64(res.Revision.Version)}
 	if !r.KeysOnly {
 		kv.Value = res.Value
 	}
@@ -44,32 +51,27 @@ func (s *Server) Range(ctx context.Context, r *pb.RangeRequest) (*pb.RangeRespon
 	return resp, nil
 }
 
-// singleKeyRange refuses what a read of one key cannot answer.
-func singleKeyRange(r *pb.RangeRequest) error {
-	switch {
-	case len(r.RangeEnd) > 0:
-		return unsupported("Range over several keys (range_end) is not supported yet; read one key at a time")
-	case r.Revision > 0:
-		return unsupported("Range at a past revision: hybridkv keeps only each key's latest value")
-	case r.MinModRevision > 0 || r.MaxModRevision > 0 || r.MinCreateRevision > 0 || r.MaxCreateRevision > 0:
-		return unsupported("Range's revision filters are not supported")
-	}
-	return nil
-}
-
-// Put writes one key, STRONG unless the request's metadata asks for WEAK.
+// Put writes one key on the protocol's own path, STRONG unless the
+// request's metadata asks for WEAK. With prev_kv it is a transaction: the
+// overwritten version is known only where the put is applied.
 func (s *Server) Put(ctx context.Context, r *pb.PutRequest) (*pb.PutResponse, error) {
-	switch {
-	case r.Lease != 0 || r.IgnoreLease:
-		return nil, unsupported("leases are not supported")
-	case r.IgnoreValue:
-		return nil, unsupported("Put with ignore_value is not supported")
-	case r.PrevKv:
-		return nil, unsupported("Put with prev_kv is not supported yet")
+	op, err := putOp(r)
+	if err != nil {
+		return nil, err
 	}
 	sess, level, err := s.writeSession(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if r.PrevKv {
+		if level == client.Weak {
+			return nil, status.Error(codes.InvalidArgument, "hybridkv: a put with prev_kv is a transaction, which is always strong")
+		}
+		res, slot, err := s.runOne(ctx, sess, op)
+		if err != nil {
+			return nil, err
+		}
+		return putResponse(s.header(slot), res), nil
 	}
 	res, err := sess.Do(ctx, client.Put, string(r.Key), r.Value, level)
 	if err != nil {
@@ -78,33 +80,63 @@ func (s *Server) Put(ctx context.Context, r *pb.PutRequest) (*pb.PutResponse, er
 	return &pb.PutResponse{Header: s.header(res.Slot)}, nil
 }
 
-// DeleteRange deletes one key, STRONG unless the request's metadata asks
-// for WEAK.
+// DeleteRange deletes keys as a transaction, which reports how many it
+// removed. A WEAK delete (metadata) of one key takes the weak path
+// instead, which cannot know whether the key was there: it reports 0.
 func (s *Server) DeleteRange(ctx context.Context, r *pb.DeleteRangeRequest) (*pb.DeleteRangeResponse, error) {
-	switch {
-	case len(r.RangeEnd) > 0:
-		return nil, unsupported("DeleteRange over several keys (range_end) is not supported yet; delete one key at a time")
-	case r.PrevKv:
-		return nil, unsupported("DeleteRange with prev_kv is not supported yet")
-	}
+	op := deleteOp(r)
 	sess, level, err := s.writeSession(ctx)
 	if err != nil {
 		return nil, err
 	}
-	res, err := sess.Do(ctx, client.Delete, string(r.Key), nil, level)
+	if level == client.Weak {
+		if len(r.RangeEnd) > 0 || r.PrevKv {
+			return nil, status.Error(codes.InvalidArgument, "hybridkv: a weak delete removes one key and returns nothing of it")
+		}
+		res, err := sess.Do(ctx, client.Delete, string(r.Key), nil, level)
+		if err != nil {
+			return nil, failed(err)
+		}
+		return &pb.DeleteRangeResponse{Header: s.header(res.Slot)}, nil
+	}
+	res, slot, err := s.runOne(ctx, sess, op)
+	if err != nil {
+		return nil, err
+	}
+	return deleteResponse(s.header(slot), res), nil
+}
+
+// Txn runs etcd's transaction as one hybridkv transaction: ordered
+// through the log, answered once applied.
+func (s *Server) Txn(ctx context.Context, r *pb.TxnRequest) (*pb.TxnResponse, error) {
+	txn, err := transaction(r)
+	if err != nil {
+		return nil, err
+	}
+	if level, err := writeLevel(ctx); err != nil {
+		return nil, err
+	} else if level == client.Weak {
+		return nil, status.Error(codes.InvalidArgument, "hybridkv: a transaction is always strong")
+	}
+	sess, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tr, res, err := sess.Txn(ctx, txn)
 	if err != nil {
 		return nil, failed(err)
 	}
-	resp := &pb.DeleteRangeResponse{Header: s.header(res.Slot)}
-	if res.Found {
-		resp.Deleted = 1
-	}
-	return resp, nil
+	return txnResponse(s.header(res.Slot), txn, tr), nil
 }
 
-// Txn is not supported yet.
-func (s *Server) Txn(context.Context, *pb.TxnRequest) (*pb.TxnResponse, error) {
-	return nil, unsupported("Txn is not supported yet")
+// runOne runs one operation as a transaction and returns its answer and
+// the slot it took.
+func (s *Server) runOne(ctx context.Context, sess *client.Session, op client.TxnOp) (*client.TxnOpResult, uint64, error) {
+	tr, res, err := sess.Txn(ctx, &client.Txn{Then: []client.TxnOp{op}})
+	if err != nil {
+		return nil, 0, failed(err)
+	}
+	return &tr.Results[0], res.Slot, nil
 }
 
 // Compact is not supported: hybridkv keeps no history of values to compact.

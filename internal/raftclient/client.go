@@ -106,7 +106,7 @@ func (c *Client) complete(p *pending, rep *wire.Reply) {
 	delete(c.pending, id)
 	c.sessions.Finish(id)
 	c.Finish(clientcore.Completion{ID: id, Op: p.req.Op,
-		Found: rep.Found, Value: rep.Value, Slot: rep.Slot, Path: clientcore.PathLog})
+		Found: rep.Found, Value: rep.Value, Revision: rep.Revision, Slot: rep.Slot, Path: clientcore.PathLog})
 }
 
 // Tick implements clientcore.Core: unanswered operations are re-sent, in

@@ -314,6 +314,7 @@ func (r *Request) decode(d *decoder) {
 const (
 	replyOk = 1 << iota
 	replyFound
+	replyRevision
 )
 
 func (r *Reply) appendPayload(b []byte) []byte {
@@ -323,6 +324,9 @@ func (r *Reply) appendPayload(b []byte) []byte {
 	}
 	if r.Found {
 		flags |= replyFound
+	}
+	if r.Revision != (Revision{}) {
+		flags |= replyRevision
 	}
 	b = append(b, byte(r.Kind), flags)
 	b = appendOpID(b, r.ID)
@@ -343,6 +347,11 @@ func (r *Reply) appendPayload(b []byte) []byte {
 		b = binary.AppendUvarint(b, uint64(w.ID))
 		b = binary.AppendUvarint(b, w.Incarnation)
 	}
+	if r.Revision != (Revision{}) {
+		b = binary.AppendUvarint(b, r.Revision.Mod)
+		b = binary.AppendUvarint(b, r.Revision.Create)
+		b = binary.AppendUvarint(b, r.Revision.Version)
+	}
 	return b
 }
 
@@ -352,7 +361,7 @@ func (r *Reply) decode(d *decoder) {
 		d.fail(fmt.Errorf("wire: bad reply kind %d", r.Kind))
 	}
 	flags := d.byte()
-	if flags&^(replyOk|replyFound) != 0 {
+	if flags&^(replyOk|replyFound|replyRevision) != 0 {
 		d.fail(fmt.Errorf("wire: bad reply flags %#x", flags))
 	}
 	r.Ok = flags&replyOk != 0
@@ -376,6 +385,12 @@ func (r *Reply) decode(d *decoder) {
 		r.Witnesses = make([]Witness, n)
 		for i := range r.Witnesses {
 			r.Witnesses[i] = Witness{ID: NodeID(d.uvarint()), Incarnation: d.uvarint()}
+		}
+	}
+	if flags&replyRevision != 0 {
+		r.Revision = Revision{Mod: d.uvarint(), Create: d.uvarint(), Version: d.uvarint()}
+		if d.err == nil && r.Revision == (Revision{}) {
+			d.fail(fmt.Errorf("wire: a reply's revision flag with no revision"))
 		}
 	}
 }

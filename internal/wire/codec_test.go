@@ -160,6 +160,8 @@ func samples() []sample {
 		{"witness-sync-reply", &WitnessSyncReply{Term: 9, Incarnation: 1 << 40}},
 		{"reply-witnesses", &Reply{Kind: ReplySpeculative, ID: OpID{Session: 1, Seq: 2}, Ok: true,
 			Incarnation: 77, Witnesses: []Witness{{ID: 2, Incarnation: 1 << 50}, {ID: 3, Incarnation: 1}}}},
+		{"reply-revision", &Reply{Kind: ReplyWeak, ID: OpID{Session: 1, Seq: 3}, Ok: true, Found: true,
+			Value: []byte("v"), Revision: Revision{Mod: 9, Create: 4, Version: 3}}},
 	}
 	return append(s, raftSamples()...)
 }
@@ -465,7 +467,7 @@ func TestDecodeMalformed(t *testing.T) {
 		{"request value beyond input", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 1}, uv(0), uv(1000), []byte("short")), "truncated"},
 		{"reply kind 0", cat([]byte{byte(TypeReply), 0, 0}, make([]byte, 10)), "bad reply kind 0"},
 		{"reply kind 6", cat([]byte{byte(TypeReply), 6, 0}, make([]byte, 10)), "bad reply kind 6"},
-		{"reply bad flags", cat([]byte{byte(TypeReply), byte(ReplySync), 4}, make([]byte, 10)), "bad reply flags"},
+		{"reply bad flags", cat([]byte{byte(TypeReply), byte(ReplySync), 8}, make([]byte, 10)), "bad reply flags"},
 		{"reply deps count", cat([]byte{byte(TypeReply), byte(ReplySync), 0}, make([]byte, 7), uv(1<<40), []byte{1, 2}), "exceeds input"},
 		{"recover-reply ops count", cat([]byte{byte(TypeRecoverReply)}, uv(1), uv(1<<40), make([]byte, 12)), "exceeds input"},
 		{"recover-reply bad op", cat([]byte{byte(TypeRecoverReply)}, uv(1), uv(1), uv(1), uv(1), []byte{3, 0}, uv(1), uv(0)), "bad level"},

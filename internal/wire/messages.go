@@ -200,6 +200,15 @@ type Reply struct {
 	// incarnations whose records the leader knows to be complete: the only
 	// witness replies a client may count towards the fast path.
 	Witnesses []Witness
+	// Revision is the key's version when a Get found it in the applied
+	// state; zero otherwise.
+	Revision Revision
+}
+
+// Revision is a key's version as etcd counts it: the slots of its last
+// write and of its creation, and its writes since its creation.
+type Revision struct {
+	Mod, Create, Version uint64
 }
 
 // Witness names one run of a replica's witness.
