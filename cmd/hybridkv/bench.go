@@ -28,6 +28,7 @@ func newBenchCmd() *cobra.Command {
 		useTLS   bool
 		nemesis  string
 		probe    bool
+		api      string
 	)
 	flags.protocolList = true
 	cmd := &cobra.Command{
@@ -74,7 +75,7 @@ within 100 ms).`,
 			dir := filepath.Join(out, time.Now().Format("20060102-150405"))
 			r := benchRun{cmd: cmd, cfg: cfg, names: names, sweep: sw, dir: dir, external: external,
 				quiet: quiet, plots: !noPlots, logger: flags.logger(), crash: crash, check: check, tls: useTLS,
-				nemesis: nem, machineProbe: probe}
+				nemesis: nem, machineProbe: probe, api: api}
 			return r.run(ctx)
 		},
 	}
@@ -86,6 +87,7 @@ within 100 ms).`,
 	cmd.Flags().BoolVar(&noPlots, "no-plots", false, "skip drawing plots")
 	kills.register(cmd)
 	cmd.Flags().BoolVar(&useTLS, "tls", false, "run every link over mutual TLS, with certificates generated for the run")
+	cmd.Flags().StringVar(&api, "api", bench.APINative, "what the sessions speak: native (hybridkv's client) or etcd (etcd's Go client through a gateway at each client site; see docs/etcd.md)")
 	cmd.Flags().BoolVar(&check, "check", false, "record every operation and check the history for consistency violations")
 	cmd.Flags().BoolVar(&probe, "machine-probe", false, "measure the machine's own memory and core speed beside each run, at the lowest priority, "+
 		"and show them per interval in the over-time section: tells a run that slowed from a machine that did")

@@ -41,6 +41,8 @@ type benchRun struct {
 	nemesis *bench.Nemesis
 	// machineProbe measures the machine's own speed beside every run.
 	machineProbe bool
+	// api is what the sessions speak (bench.APINative or bench.APIEtcd).
+	api string
 	// violations counts runs whose check failed.
 	violations int
 }
@@ -150,7 +152,7 @@ func (r *benchRun) one(ctx context.Context, cfg config.Config, label string) (*s
 		name += "-" + strings.ReplaceAll(label, "=", "-")
 	}
 	opts := bench.Options{Config: cfg, Logger: r.logger, WorkDir: filepath.Join(r.dir, "logs", name),
-		Crash: r.crash, TLS: r.tls, Nemesis: r.nemesis}
+		Crash: r.crash, TLS: r.tls, Nemesis: r.nemesis, API: r.api}
 	stem := filepath.Join(r.dir, name)
 	if r.check {
 		opts.HistoryPath = stem + ".history"

@@ -56,6 +56,7 @@ cluster's CA; without one it listens only on a loopback address, unless
 			fmt.Fprintf(cmd.OutOrStdout(), "etcd gateway for %s (%s) listening on %s\n", site, cfg.Protocol, g.Addr())
 			<-ctx.Done()
 			g.Stop()
+			fmt.Fprint(cmd.OutOrStdout(), g.Served())
 			if history != "" {
 				if err := client.SaveHistory(o.History, history); err != nil {
 					return err

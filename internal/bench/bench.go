@@ -55,6 +55,9 @@ type Options struct {
 	// beside the measured run, at the lowest priority, and adds the
 	// machine's memory and core speed to the over-time section.
 	ProbeBinary string
+	// API is what the sessions speak: APINative (the default, "") or
+	// APIEtcd.
+	API string
 }
 
 // Run runs one benchmark and returns its report, and with HistoryPath set
@@ -64,6 +67,15 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 	proto, err := protocols.Lookup(cfg.Protocol)
 	if err != nil {
 		return nil, nil, err
+	}
+	switch o.API {
+	case "", APINative:
+	case APIEtcd:
+		if o.TLS {
+			return nil, nil, fmt.Errorf("bench: --api etcd runs its gateways in the benchmark's process, on loopback, without TLS; drop --tls")
+		}
+	default:
+		return nil, nil, fmt.Errorf("bench: unknown API %q (native or etcd)", o.API)
 	}
 	steps, err := nemesisSchedule(o, &cfg)
 	if err != nil {
@@ -137,6 +149,7 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 	if r.faults != nil {
 		r.faults.fill(report, r.sites())
 	}
+	report.Notes = append(report.Notes, r.etcd.notes(cfg.Clients.Sites)...)
 	if r.history != nil {
 		report.Notes = append(report.Notes, r.readBack(ctx))
 	}
@@ -174,6 +187,8 @@ type run struct {
 	procs   *cluster.Processes
 	clients []*benchClient
 	history *history.Recorder
+	// etcd holds the gateways and connections of an APIEtcd run.
+	etcd    etcdGateways
 	ops     atomic.Int64
 	stopped atomic.Bool
 	outage  outage
@@ -217,13 +232,27 @@ func (r *run) openClients() error {
 		}
 		bc := &benchClient{site: site, c: c, rec: stats.NewRecorder(start)}
 		r.clients = append(r.clients, bc)
+		var gw *cluster.Gateway
+		if r.opts.API == APIEtcd {
+			if gw, err = r.etcd.start(r, site, c); err != nil {
+				return err
+			}
+		}
 		for k := 0; k < r.cfg.Clients.Threads; k++ {
 			gen, err := workload.NewGenerator(r.workload(), r.cfg.Bench.Seed+uint64(ci*1000+k))
 			if err != nil {
 				return err
 			}
+			var sess session = c.NewSession()
+			if gw != nil {
+				// The gateway numbers its sessions itself; this names the
+				// values the connection writes, one name per connection.
+				if sess, err = r.etcd.session(gw, uint64(ci*1000+k+1)<<32); err != nil {
+					return err
+				}
+			}
 			bc.drivers = append(bc.drivers, &driver{
-				session:  c.NewSession(),
+				session:  sess,
 				gen:      gen,
 				rec:      bc.rec,
 				pendings: r.cfg.Bench.Pendings,
@@ -251,6 +280,7 @@ func (r *run) keysWritten() map[string]struct{} {
 }
 
 func (r *run) closeClients() {
+	r.etcd.stop()
 	for _, bc := range r.clients {
 		bc.c.Close()
 	}

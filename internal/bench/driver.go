@@ -18,7 +18,7 @@ import (
 // benchmark's goroutine while early completions may already arrive.
 type driver struct {
 	mu       sync.Mutex
-	session  *client.Session
+	session  session
 	gen      *workload.Generator
 	rec      *stats.Recorder
 	pendings int

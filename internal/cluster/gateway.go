@@ -27,9 +27,12 @@ type GatewayOptions struct {
 
 // Gateway serves etcd's API for the clients at one site (package etcdapi).
 type Gateway struct {
+	api    *etcdapi.Server
 	client *client.Client
-	grpc   *grpc.Server
-	lis    net.Listener
+	// ownsClient: Stop closes the client (StartGateway made it).
+	ownsClient bool
+	grpc       *grpc.Server
+	lis        net.Listener
 }
 
 // StartGateway starts serving etcd's API at o.Listen as a client of cfg's
@@ -38,6 +41,27 @@ type Gateway struct {
 // certificates from the cluster's CA; without TLS it listens on loopback
 // addresses only, unless o.Insecure.
 func StartGateway(cfg *config.Config, site string, o GatewayOptions, logger *slog.Logger) (*Gateway, error) {
+	cc, err := ClientConfig(cfg, site)
+	if err != nil {
+		return nil, err
+	}
+	cc.Logger, cc.History = logger, o.History
+	c, err := client.New(cc)
+	if err != nil {
+		return nil, err
+	}
+	g, err := ServeGateway(cfg, site, c, o, logger)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	g.ownsClient = true
+	return g, nil
+}
+
+// ServeGateway is StartGateway over a client the caller made, and closes:
+// o.History is the client's business then.
+func ServeGateway(cfg *config.Config, site string, c *client.Client, o GatewayOptions, logger *slog.Logger) (*Gateway, error) {
 	self, ok := siteReplica(cfg, site)
 	if !ok {
 		return nil, fmt.Errorf("gateway: no replica at site %q", site)
@@ -53,26 +77,16 @@ func StartGateway(cfg *config.Config, site string, o GatewayOptions, logger *slo
 	} else if !o.Insecure && !isLoopback(o.Listen) {
 		return nil, fmt.Errorf("gateway: %s is not a loopback address: configure TLS (hybridkv certs) or pass --insecure", o.Listen)
 	}
-	cc, err := ClientConfig(cfg, site)
-	if err != nil {
-		return nil, err
-	}
-	cc.Logger, cc.History = logger, o.History
-	c, err := client.New(cc)
-	if err != nil {
-		return nil, err
-	}
 	lis, err := net.Listen("tcp", o.Listen)
 	if err != nil {
-		c.Close()
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	srv := etcdapi.New(etcdapi.Config{Client: c, Self: self.ID, Members: members(cfg),
 		ClusterID: clusterID(cfg), Version: etcdapi.Version})
-	g := &Gateway{client: c, grpc: grpc.NewServer(append(opts, srv.ServerOptions()...)...), lis: lis}
+	g := &Gateway{api: srv, client: c, grpc: grpc.NewServer(append(opts, srv.ServerOptions()...)...), lis: lis}
 	srv.Register(g.grpc)
 	go func() {
-		if err := g.grpc.Serve(lis); err != nil {
+		if err := g.grpc.Serve(lis); err != nil && logger != nil {
 			logger.Warn("gateway stopped", "err", err)
 		}
 	}()
@@ -82,10 +96,16 @@ func StartGateway(cfg *config.Config, site string, o GatewayOptions, logger *slo
 // Addr is the address the gateway listens on.
 func (g *Gateway) Addr() string { return g.lis.Addr().String() }
 
-// Stop stops serving and closes the gateway's client.
+// Served reports what the gateway served (etcdapi.Server.Served).
+func (g *Gateway) Served() string { return g.api.Served() }
+
+// Stop stops serving and, if StartGateway made it, closes the gateway's
+// client.
 func (g *Gateway) Stop() {
 	g.grpc.Stop()
-	g.client.Close()
+	if g.ownsClient {
+		g.client.Close()
+	}
 }
 
 func siteReplica(cfg *config.Config, site string) (config.Replica, bool) {

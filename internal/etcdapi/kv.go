@@ -37,6 +37,7 @@ func (s *Server) Range(ctx context.Context, r *pb.RangeRequest) (*pb.RangeRespon
 	if err != nil {
 		return nil, failed(err)
 	}
+	s.served.record("range", res)
 	resp := &pb.RangeResponse{Header: s.header(res.Slot)}
 	if !res.Found {
 		return resp, nil
@@ -77,6 +78,7 @@ func (s *Server) Put(ctx context.Context, r *pb.PutRequest) (*pb.PutResponse, er
 	if err != nil {
 		return nil, failed(err)
 	}
+	s.served.record("put", res)
 	return &pb.PutResponse{Header: s.header(res.Slot)}, nil
 }
 
@@ -97,6 +99,7 @@ func (s *Server) DeleteRange(ctx context.Context, r *pb.DeleteRangeRequest) (*pb
 		if err != nil {
 			return nil, failed(err)
 		}
+		s.served.record("delete", res)
 		return &pb.DeleteRangeResponse{Header: s.header(res.Slot)}, nil
 	}
 	res, slot, err := s.runOne(ctx, sess, op)
@@ -126,6 +129,7 @@ func (s *Server) Txn(ctx context.Context, r *pb.TxnRequest) (*pb.TxnResponse, er
 	if err != nil {
 		return nil, failed(err)
 	}
+	s.served.record("txn", res)
 	return txnResponse(s.header(res.Slot), txn, tr), nil
 }
 
@@ -136,6 +140,7 @@ func (s *Server) runOne(ctx context.Context, sess *client.Session, op client.Txn
 	if err != nil {
 		return nil, 0, failed(err)
 	}
+	s.served.record(kindOf(op)+" (txn)", res)
 	return &tr.Results[0], res.Slot, nil
 }
 
@@ -155,4 +160,14 @@ func (s *Server) writeSession(ctx context.Context) (*client.Session, client.Leve
 
 func unsupported(what string) error {
 	return status.Error(codes.Unimplemented, "hybridkv: "+what)
+}
+
+func kindOf(op client.TxnOp) string {
+	switch op.Kind {
+	case client.Get:
+		return "range"
+	case client.Put:
+		return "put"
+	}
+	return "delete"
 }

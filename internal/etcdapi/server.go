@@ -48,12 +48,18 @@ type Server struct {
 
 	mu     sync.Mutex
 	shared map[string]*client.Session // by the name in hybridkv-session
+	served *served
 }
 
 // New returns a gateway over cfg.Client.
 func New(cfg Config) *Server {
-	return &Server{cfg: cfg, shared: make(map[string]*client.Session)}
+	return &Server{cfg: cfg, shared: make(map[string]*client.Session), served: newServed()}
 }
+
+// Served reports the operations served so far: per kind of request, how
+// many, on which paths (fast, slow, weak, log) and their latency
+// percentiles as the gateway measured them.
+func (s *Server) Served() string { return s.served.Summary() }
 
 // ServerOptions are the gRPC options a gateway needs: a session per
 // connection, and a message naming what is not supported for services it
