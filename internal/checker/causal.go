@@ -37,8 +37,12 @@ import (
 // per read O(log n) plus the writes on its key invoked between the write
 // it read and its return, or logged after that write and invoked before
 // its return: few for a read of a recent value, however many sessions
-// write a hot key. Memory: S words per live clock, and per write one word
-// per session that wrote its key (kept to test w1 →co w2 later).
+// write a hot key. A read that found nothing costs a look per session
+// that wrote its key and, on a key with deletes, the writes invoked after
+// the delete that explains it (the latest are tried first); only a stale
+// one costs a pass over its key's writes. Memory: S words per live clock,
+// and per write one word per session that wrote its key (kept to test
+// w1 →co w2 later).
 func checkCausal(h *hist, rep *reporter) {
 	s := &sweep{h: h, rep: rep, c: &clocks{ops: h.ops, n: h.sessions}}
 	s.run()
@@ -290,27 +294,50 @@ func (s *sweep) checkRead(r int32, v *vclock) {
 	if kw == nil {
 		return // nothing was ever written to the key
 	}
+	if o.rf == notFound {
+		// Every write in its past would be a witness: first ask whether
+		// there is one at all, which costs a look per writer rather than
+		// per write.
+		if !s.anyWrite(kw, o.key, v) {
+			return
+		}
+		// A read that found nothing read the initial state or a delete
+		// (one invoked before it returned): it is stale only if every one
+		// of them is older than a write in its past. The delete it read
+		// is not known, so its past is not joined into the read's: that
+		// can hide a violation later, never invent one. The latest
+		// deletes are tried first: they are the likeliest to explain it,
+		// and have the fewest writes after them to test.
+		n := sort.Search(len(kw.dels), func(p int) bool { return s.h.ops[kw.dels[p]].inv >= o.ret })
+		for p := n - 1; p >= 0; p-- {
+			if len(s.witnesses(kw, r, v, kw.dels[p])) == 0 {
+				return
+			}
+		}
+	}
 	wit := s.witnesses(kw, r, v, o.rf)
 	if len(wit) == 0 {
 		return
 	}
 	if o.rf == notFound && len(kw.dels) > 0 {
-		// A read that found nothing read the initial state or a delete
-		// (one invoked before it returned): it is stale only if every one
-		// of them is older than a write in its past. The delete it read
-		// is not known, so its past is not joined into the read's: that
-		// can hide a violation later, never invent one.
-		for _, d := range kw.dels {
-			if s.h.ops[d].inv >= o.ret {
-				break
-			}
-			if len(s.witnesses(kw, r, v, d)) == 0 {
-				return
-			}
-		}
 		wit = putsOnly(s.h, wit)
 	}
 	s.rep.add(s.cls.stale(r, v, wit))
+}
+
+// anyWrite reports whether v holds a write on key, whose writes kw holds.
+func (s *sweep) anyWrite(kw *keyWrites, key string, v *vclock) bool {
+	for j := range kw.writers {
+		if s.prefix(kw, j, v) > 0 {
+			return true
+		}
+	}
+	for _, m := range v.g {
+		if s.h.ops[m.op].key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // putsOnly keeps the witnesses that are puts, as they are what makes a
