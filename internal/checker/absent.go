@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-
-	"github.com/hybridkv/hybridkv/internal/history"
 )
 
 // absentReads checks S1 for the strong reads that found nothing on a key
@@ -59,10 +57,9 @@ func (l *lin) absentReads(key string, reads []int32) *Violation {
 			continue // the initial state explains it
 		}
 		if !fits(h.ops[last].inv, ro.ret) {
-			w := &h.ops[last]
-			return &Violation{Property: "S1", Ops: []history.Event{*w.ev, *ro.ev}, Detail: fmt.Sprintf(
+			return &Violation{Property: "S1", Ops: h.report(last, r), Detail: fmt.Sprintf(
 				"key %q: %v found nothing, but put %v took effect before it was invoked, and no delete of the key can take effect between them",
-				key, ro.ev.ID(), w.ev.ID())}
+				key, h.name(r), h.name(last))}
 		}
 	}
 	return nil

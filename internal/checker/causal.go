@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-
-	"github.com/hybridkv/hybridkv/internal/history"
 )
 
 // checkCausal checks W1–W5, C1 and C2 with one sweep over the history in
@@ -44,7 +42,7 @@ import (
 // and per write one word per session that wrote its key (kept to test
 // w1 →co w2 later).
 func checkCausal(h *hist, rep *reporter) {
-	s := &sweep{h: h, rep: rep, c: &clocks{ops: h.ops, n: h.sessions}}
+	s := &sweep{h: h, rep: rep, c: &clocks{ops: h.ops, n: h.sessions, h: h}}
 	s.run()
 }
 
@@ -168,18 +166,30 @@ func (s *sweep) invoked(i int32) {
 func (s *sweep) returned(i int32) {
 	o := &s.h.ops[i]
 	var v *vclock
-	if o.write {
+	switch snap := s.h.snap(i); {
+	case o.write:
 		v = s.thaw(i)
-	} else {
+	case snap >= 0:
+		// A transaction's reads read one state, so each has in its past
+		// what any of them read. They return together, the first of them
+		// first (ties go by op), which takes all of them.
+		ms := s.h.snaps[snap]
+		if i != ms[0] {
+			s.release(i)
+			return
+		}
 		v = s.vcs[i]
-		if o.rf >= 0 {
-			if o.future {
-				s.c.add(v, o.rf)
-			} else {
-				s.c.join(v, s.thaw(o.rf))
-				s.release(o.rf)
+		for _, m := range ms {
+			s.observe(m, v)
+		}
+		for _, m := range ms {
+			if s.h.ops[m].rf != thinAir {
+				s.checkRead(m, v)
 			}
 		}
+	default:
+		v = s.vcs[i]
+		s.observe(i, v)
 		if o.rf != thinAir {
 			s.checkRead(i, v)
 		}
@@ -189,6 +199,24 @@ func (s *sweep) returned(i int32) {
 		s.c.join(s.strong, v)
 	}
 	s.release(i)
+}
+
+// observe adds to v what read r observed: the write it read, with that
+// write's past and the writes it took effect with.
+func (s *sweep) observe(r int32, v *vclock) {
+	o := &s.h.ops[r]
+	if o.rf < 0 {
+		return
+	}
+	if o.future {
+		s.c.add(v, o.rf)
+	} else {
+		s.c.join(v, s.thaw(o.rf))
+		s.release(o.rf)
+	}
+	if g := s.h.grp(o.rf); g >= 0 {
+		s.c.add(v, s.c.marker(g))
+	}
 }
 
 // thaw returns write w's past, valid until the next thaw.
@@ -220,10 +248,16 @@ func (s *sweep) keepWritePast(w int32, v *vclock) {
 	for j, sess := range kw.writers {
 		wp.t[j] = v.t[sess]
 	}
+	grouped := false
 	for _, m := range v.g {
-		if s.h.ops[m.op].key == o.key {
-			wp.g = append(wp.g, m.op)
+		if x := s.c.onKey(m.op, o.key); x >= 0 {
+			wp.g = append(wp.g, x)
+			grouped = grouped || x != m.op
 		}
+	}
+	if grouped {
+		slices.Sort(wp.g)
+		wp.g = slices.Compact(wp.g)
 	}
 }
 
@@ -265,9 +299,7 @@ func (s *sweep) checkWrite(w int32, v *vclock) {
 		}
 	}
 	for _, m := range v.g {
-		if s.h.ops[m.op].key == o.key {
-			consider(m.op)
-		}
+		consider(s.c.onKey(m.op, o.key))
 	}
 	if bad < 0 {
 		return
@@ -277,9 +309,9 @@ func (s *sweep) checkWrite(w int32, v *vclock) {
 	if b.sess == o.sess {
 		prop, how = "W3", "in its own session"
 	}
-	s.rep.add(Violation{Property: prop, Ops: []history.Event{*b.ev, *o.ev},
+	s.rep.add(Violation{Property: prop, Ops: s.h.report(bad, w),
 		Detail: fmt.Sprintf("CyclicCF: %v %v is logged at slot %d, before %v %v at slot %d, although %v is in its causal past (%s)",
-			o.ev.Kind, o.ev.ID(), o.slot, b.ev.Kind, b.ev.ID(), b.slot, b.ev.ID(), how)})
+			o.ev.Kind, s.h.name(w), o.slot, b.ev.Kind, s.h.name(bad), b.slot, s.h.name(bad), how)})
 }
 
 // witness is a write that makes a read stale, and the pattern it forms.
@@ -333,7 +365,7 @@ func (s *sweep) anyWrite(kw *keyWrites, key string, v *vclock) bool {
 		}
 	}
 	for _, m := range v.g {
-		if s.h.ops[m.op].key == key {
+		if s.c.onKey(m.op, key) >= 0 {
 			return true
 		}
 	}
