@@ -2,6 +2,7 @@ package checker
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -26,7 +27,13 @@ import (
 // everything after its invocation, a read after everything after its
 // return. Per-session suffix minima over invocation times answer "the
 // earliest bound among this session's ops invoked after t" in O(log n).
+//
+// The writes of a group (a transaction's branch) take effect together, so
+// what is causally after one bounds them all: each gets the least bound of
+// the group. They share an invocation, so the reverse pass reaches them
+// after every op that bounds any of them.
 func latestPoints(h *hist) []int64 {
+	const unset = math.MinInt64
 	n := len(h.ops)
 	// below[i]: min over strong completed ops strictly causally after i.
 	below := make([]int64, n)
@@ -85,6 +92,10 @@ func latestPoints(h *hist) []int64 {
 		}
 		return cmp.Compare(ka, kb)
 	})
+	groupBelow := make([]int64, len(h.groups))
+	for g := range groupBelow {
+		groupBelow[g] = unset
+	}
 	for k := n - 1; k >= 0; k-- {
 		i := order[k]
 		o := &h.ops[i]
@@ -99,6 +110,17 @@ func latestPoints(h *hist) []int64 {
 			if p < len(l) {
 				below[i] = min(below[i], query(o.sess, p))
 			}
+		}
+		if g := h.grp(i); g >= 0 {
+			if groupBelow[g] == unset {
+				// Its session's ops after it bound every member alike.
+				m := below[i]
+				for _, j := range h.groups[g].members {
+					m = min(m, below[j])
+				}
+				groupBelow[g] = m
+			}
+			below[i] = groupBelow[g]
 		}
 		self := below[i]
 		if o.strong && o.ok {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-
-	"github.com/hybridkv/hybridkv/internal/history"
 )
 
 // checkCausal checks W1–W5, C1 and C2 with one sweep over the history in
@@ -37,10 +35,14 @@ import (
 // per read O(log n) plus the writes on its key invoked between the write
 // it read and its return, or logged after that write and invoked before
 // its return: few for a read of a recent value, however many sessions
-// write a hot key. Memory: S words per live clock, and per write one word
-// per session that wrote its key (kept to test w1 →co w2 later).
+// write a hot key. A read that found nothing costs a look per session
+// that wrote its key and, on a key with deletes, the writes invoked after
+// the delete that explains it (the latest are tried first); only a stale
+// one costs a pass over its key's writes. Memory: S words per live clock,
+// and per write one word per session that wrote its key (kept to test
+// w1 →co w2 later).
 func checkCausal(h *hist, rep *reporter) {
-	s := &sweep{h: h, rep: rep, c: &clocks{ops: h.ops, n: h.sessions}}
+	s := &sweep{h: h, rep: rep, c: &clocks{ops: h.ops, n: h.sessions, h: h}}
 	s.run()
 }
 
@@ -164,18 +166,30 @@ func (s *sweep) invoked(i int32) {
 func (s *sweep) returned(i int32) {
 	o := &s.h.ops[i]
 	var v *vclock
-	if o.write {
+	switch snap := s.h.snap(i); {
+	case o.write:
 		v = s.thaw(i)
-	} else {
+	case snap >= 0:
+		// A transaction's reads read one state, so each has in its past
+		// what any of them read. They return together, the first of them
+		// first (ties go by op), which takes all of them.
+		ms := s.h.snaps[snap]
+		if i != ms[0] {
+			s.release(i)
+			return
+		}
 		v = s.vcs[i]
-		if o.rf >= 0 {
-			if o.future {
-				s.c.add(v, o.rf)
-			} else {
-				s.c.join(v, s.thaw(o.rf))
-				s.release(o.rf)
+		for _, m := range ms {
+			s.observe(m, v)
+		}
+		for _, m := range ms {
+			if s.h.ops[m].rf != thinAir {
+				s.checkRead(m, v)
 			}
 		}
+	default:
+		v = s.vcs[i]
+		s.observe(i, v)
 		if o.rf != thinAir {
 			s.checkRead(i, v)
 		}
@@ -185,6 +199,24 @@ func (s *sweep) returned(i int32) {
 		s.c.join(s.strong, v)
 	}
 	s.release(i)
+}
+
+// observe adds to v what read r observed: the write it read, with that
+// write's past and the writes it took effect with.
+func (s *sweep) observe(r int32, v *vclock) {
+	o := &s.h.ops[r]
+	if o.rf < 0 {
+		return
+	}
+	if o.future {
+		s.c.add(v, o.rf)
+	} else {
+		s.c.join(v, s.thaw(o.rf))
+		s.release(o.rf)
+	}
+	if g := s.h.grp(o.rf); g >= 0 {
+		s.c.add(v, s.c.marker(g))
+	}
 }
 
 // thaw returns write w's past, valid until the next thaw.
@@ -216,10 +248,16 @@ func (s *sweep) keepWritePast(w int32, v *vclock) {
 	for j, sess := range kw.writers {
 		wp.t[j] = v.t[sess]
 	}
+	grouped := false
 	for _, m := range v.g {
-		if s.h.ops[m.op].key == o.key {
-			wp.g = append(wp.g, m.op)
+		if x := s.c.onKey(m.op, o.key); x >= 0 {
+			wp.g = append(wp.g, x)
+			grouped = grouped || x != m.op
 		}
+	}
+	if grouped {
+		slices.Sort(wp.g)
+		wp.g = slices.Compact(wp.g)
 	}
 }
 
@@ -261,9 +299,7 @@ func (s *sweep) checkWrite(w int32, v *vclock) {
 		}
 	}
 	for _, m := range v.g {
-		if s.h.ops[m.op].key == o.key {
-			consider(m.op)
-		}
+		consider(s.c.onKey(m.op, o.key))
 	}
 	if bad < 0 {
 		return
@@ -273,9 +309,9 @@ func (s *sweep) checkWrite(w int32, v *vclock) {
 	if b.sess == o.sess {
 		prop, how = "W3", "in its own session"
 	}
-	s.rep.add(Violation{Property: prop, Ops: []history.Event{*b.ev, *o.ev},
+	s.rep.add(Violation{Property: prop, Ops: s.h.report(bad, w),
 		Detail: fmt.Sprintf("CyclicCF: %v %v is logged at slot %d, before %v %v at slot %d, although %v is in its causal past (%s)",
-			o.ev.Kind, o.ev.ID(), o.slot, b.ev.Kind, b.ev.ID(), b.slot, b.ev.ID(), how)})
+			o.ev.Kind, s.h.name(w), o.slot, b.ev.Kind, s.h.name(bad), b.slot, s.h.name(bad), how)})
 }
 
 // witness is a write that makes a read stale, and the pattern it forms.
@@ -290,27 +326,50 @@ func (s *sweep) checkRead(r int32, v *vclock) {
 	if kw == nil {
 		return // nothing was ever written to the key
 	}
+	if o.rf == notFound {
+		// Every write in its past would be a witness: first ask whether
+		// there is one at all, which costs a look per writer rather than
+		// per write.
+		if !s.anyWrite(kw, o.key, v) {
+			return
+		}
+		// A read that found nothing read the initial state or a delete
+		// (one invoked before it returned): it is stale only if every one
+		// of them is older than a write in its past. The delete it read
+		// is not known, so its past is not joined into the read's: that
+		// can hide a violation later, never invent one. The latest
+		// deletes are tried first: they are the likeliest to explain it,
+		// and have the fewest writes after them to test.
+		n := sort.Search(len(kw.dels), func(p int) bool { return s.h.ops[kw.dels[p]].inv >= o.ret })
+		for p := n - 1; p >= 0; p-- {
+			if len(s.witnesses(kw, r, v, kw.dels[p])) == 0 {
+				return
+			}
+		}
+	}
 	wit := s.witnesses(kw, r, v, o.rf)
 	if len(wit) == 0 {
 		return
 	}
 	if o.rf == notFound && len(kw.dels) > 0 {
-		// A read that found nothing read the initial state or a delete
-		// (one invoked before it returned): it is stale only if every one
-		// of them is older than a write in its past. The delete it read
-		// is not known, so its past is not joined into the read's: that
-		// can hide a violation later, never invent one.
-		for _, d := range kw.dels {
-			if s.h.ops[d].inv >= o.ret {
-				break
-			}
-			if len(s.witnesses(kw, r, v, d)) == 0 {
-				return
-			}
-		}
 		wit = putsOnly(s.h, wit)
 	}
 	s.rep.add(s.cls.stale(r, v, wit))
+}
+
+// anyWrite reports whether v holds a write on key, whose writes kw holds.
+func (s *sweep) anyWrite(kw *keyWrites, key string, v *vclock) bool {
+	for j := range kw.writers {
+		if s.prefix(kw, j, v) > 0 {
+			return true
+		}
+	}
+	for _, m := range v.g {
+		if s.c.onKey(m.op, key) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // putsOnly keeps the witnesses that are puts, as they are what makes a

@@ -72,8 +72,16 @@ func redirectPast(rng *rand.Rand, events []history.Event) {
 }
 
 // closureFindings computes causal order by brute force and returns the
-// reads that are stale and the puts logged before a put in their past.
+// reads that are stale and the puts logged before a put in their past. A
+// read of one write of a transaction's branch has all of them in its past.
 func closureFindings(t *testing.T, events []history.Event) map[string]bool {
+	return closureFindingsOf(t, events, true)
+}
+
+// closureFindingsOf is closureFindings, with atomic false leaving out
+// that a transaction's writes take effect together and its reads read one
+// state.
+func closureFindingsOf(t *testing.T, events []history.Event, atomic bool) map[string]bool {
 	h, err := index(&history.File{Events: events}, newReporter(-1))
 	require.NoError(t, err)
 	n := len(h.ops)
@@ -101,8 +109,13 @@ func closureFindings(t *testing.T, events []history.Event) map[string]bool {
 				push(a)
 			}
 		}
-		if rf := h.ops[b].rf; !h.ops[b].write && rf >= 0 {
-			push(int(rf))
+		for _, r := range snapOf(h, int32(b), atomic) {
+			if rf := h.ops[r].rf; !h.ops[r].write && rf >= 0 {
+				push(int(rf))
+				if atomic {
+					pushGroup(h, rf, push)
+				}
+			}
 		}
 		for len(stack) > 0 {
 			x := stack[len(stack)-1]
@@ -112,8 +125,13 @@ func closureFindings(t *testing.T, events []history.Event) map[string]bool {
 					push(a)
 				}
 			}
-			if rf := h.ops[x].rf; !h.ops[x].write && rf >= 0 {
-				push(int(rf))
+			for _, r := range snapOf(h, int32(x), atomic) {
+				if rf := h.ops[r].rf; !h.ops[r].write && rf >= 0 {
+					push(int(rf))
+					if atomic {
+						pushGroup(h, rf, push)
+					}
+				}
 			}
 		}
 	}
@@ -127,7 +145,7 @@ func closureFindings(t *testing.T, events []history.Event) map[string]bool {
 			}
 			if o.write {
 				if o.slot != 0 && w.slot > o.slot {
-					found["cf "+o.ev.ID().String()] = true
+					found["cf "+h.name(int32(b))] = true
 				}
 				continue
 			}
@@ -135,15 +153,33 @@ func closureFindings(t *testing.T, events []history.Event) map[string]bool {
 			case rf == thinAir || int(rf) == a:
 			case rf == notFound:
 				if !explainedByDelete(h, past, b) {
-					found["stale "+o.ev.ID().String()] = true
+					found["stale "+h.name(int32(b))] = true
 				}
 			case h.ops[rf].slot != 0 && w.slot > h.ops[rf].slot,
 				past[a][rf]:
-				found["stale "+o.ev.ID().String()] = true
+				found["stale "+h.name(int32(b))] = true
 			}
 		}
 	}
 	return found
+}
+
+// snapOf returns op i and, if atomic, the reads that read one state with
+// it.
+func snapOf(h *hist, i int32, atomic bool) []int32 {
+	if sn := h.snap(i); sn >= 0 && atomic {
+		return h.snaps[sn]
+	}
+	return []int32{i}
+}
+
+// pushGroup pushes the writes that take effect with write w.
+func pushGroup(h *hist, w int32, push func(int)) {
+	if g := h.grp(w); g >= 0 {
+		for _, m := range h.groups[g].members {
+			push(int(m))
+		}
+	}
 }
 
 // explainedByDelete reports whether read b, which found nothing, may have
@@ -183,11 +219,11 @@ func checkerFindings(t *testing.T, events []history.Event) map[string]bool {
 	for _, v := range r.Violations {
 		for _, p := range []string{"WriteCOInitRead", "WriteCORead", "StaleLogRead"} {
 			if strings.HasPrefix(v.Detail, p) {
-				got["stale "+v.Ops[0].ID().String()] = true
+				got["stale "+v.Ops[0].Name()] = true
 			}
 		}
 		if strings.HasPrefix(v.Detail, "CyclicCF") {
-			got["cf "+v.Ops[1].ID().String()] = true
+			got["cf "+v.Ops[1].Name()] = true
 		}
 	}
 	return got

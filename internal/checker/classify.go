@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-
-	"github.com/hybridkv/hybridkv/internal/history"
 )
 
 // classifier names the guarantee a stale read breaks. A stale read of r
@@ -55,32 +53,39 @@ func (c *classifier) stale(r int32, v *vclock, wits []witness) Violation {
 		}
 	}
 	ro, w2 := &c.h.ops[r], &c.h.ops[best.w]
-	ops := []history.Event{*ro.ev}
+	ops := []int32{r}
 	var what string
 	if ro.rf >= 0 {
-		w1 := &c.h.ops[ro.rf]
-		ops = append(ops, *w1.ev)
-		what = fmt.Sprintf("read %v's value", w1.ev.ID())
+		ops = append(ops, ro.rf)
+		what = fmt.Sprintf("read %v's value", c.h.name(ro.rf))
 	} else {
 		what = "found nothing"
 		if kw := c.h.keys[ro.key]; kw != nil && len(kw.dels) > 0 {
 			what += ", which no delete explains,"
 		}
 	}
-	ops = append(ops, *w2.ev)
+	ops = append(ops, best.w)
 	if bestVia >= 0 {
-		ops = append(ops, *c.h.ops[bestVia].ev)
+		ops = append(ops, bestVia)
 	}
 	newer := ", newer,"
 	if ro.rf < 0 {
 		newer = ""
 	}
 	detail := fmt.Sprintf("%s: %v %s on key %q although %v %v%s is in its causal past",
-		best.pattern, ro.ev.ID(), what, ro.key, w2.ev.Kind, w2.ev.ID(), newer)
+		best.pattern, c.h.name(r), what, ro.key, w2.ev.Kind, c.h.name(best.w), newer)
 	if bestWhy != "" {
 		detail += "; " + bestWhy
 	}
-	return Violation{Property: prop, Ops: ops, Detail: detail}
+	if c.h.snap(r) >= 0 {
+		detail += fmt.Sprintf("; the reads of txn %v read one state, so each has in its past what any of them read",
+			c.h.parts[r].txn.ID())
+	}
+	if c.h.grp(best.w) >= 0 && !c.c.holds(v, best.w) {
+		detail += fmt.Sprintf("; its past holds another write of txn %v, and a transaction's writes take effect together",
+			c.h.parts[best.w].txn.ID())
+	}
+	return Violation{Property: prop, Ops: c.h.report(ops...), Detail: detail}
 }
 
 // classify returns the guarantee, an op that shows it (or -1) and why.
@@ -96,7 +101,7 @@ func (c *classifier) classify(r int32, v *vclock, w2 int32) (string, int32, stri
 	}
 	if !wo.strong && wo.sess != ro.sess {
 		if s := c.strongAfter(r, w2, v); s >= 0 {
-			return "C2", s, fmt.Sprintf("the %v precedes strong op %v of its session, which the read observes", wo.ev.Kind, c.h.ops[s].ev.ID())
+			return "C2", s, fmt.Sprintf("the %v precedes strong op %v of its session, which the read observes", wo.ev.Kind, c.h.name(s))
 		}
 	}
 	if ro.strong {
@@ -107,10 +112,10 @@ func (c *classifier) classify(r int32, v *vclock, w2 int32) (string, int32, stri
 		return "W3", -1, "both writes are by one session, in that order"
 	}
 	if e := c.earlierRead(r, w2); e >= 0 {
-		return "W2", e, fmt.Sprintf("the session's earlier read %v already returned a newer value", c.h.ops[e].ev.ID())
+		return "W2", e, fmt.Sprintf("the session's earlier read %v already returned a newer value", c.h.name(e))
 	}
 	if w1 >= 0 {
-		return "W4", -1, fmt.Sprintf("put %v is in the causal past of %v %v", c.h.ops[w1].ev.ID(), wo.ev.Kind, wo.ev.ID())
+		return "W4", -1, fmt.Sprintf("put %v is in the causal past of %v %v", c.h.name(w1), wo.ev.Kind, c.h.name(w2))
 	}
 	return "W5", -1, ""
 }
@@ -166,8 +171,8 @@ func (c *classifier) strongAfter(r, w int32, v *vclock) int32 {
 		}
 	}
 	for _, m := range v.g {
-		if xo := &c.h.ops[m.op]; m.sess == wo.sess && xo.strong && xo.ok && xo.inv > wo.ret {
-			return m.op
+		if x := c.c.standIn(m.op); m.sess == wo.sess && c.h.ops[x].strong && c.h.ops[x].ok && c.h.ops[x].inv > wo.ret {
+			return x
 		}
 	}
 	return -1

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-
-	"github.com/hybridkv/hybridkv/internal/history"
 )
 
 // checkCycles reports future reads: reads that returned a value before the
@@ -19,7 +17,10 @@ import (
 // The graph stays linear in size: instead of an edge from every op to
 // every later op of its session, each session has a chain of nodes, one
 // per op in return order, that the op feeds and later ops hang from; the
-// strong ops share one more chain for real-time order.
+// strong ops share one more chain for real-time order. A group of writes
+// that take effect together (a transaction's branch) has a node that each
+// feeds and that every read of one of them hangs from; so do a
+// transaction's reads, which read one state, the writes they read.
 func checkCycles(h *hist, rep *reporter) {
 	var future []int32
 	for i := range h.ops {
@@ -39,9 +40,9 @@ func checkCycles(h *hist, rep *reporter) {
 			cycles[comp[r]] = append(cycles[comp[r]], r)
 			continue
 		}
-		w := h.ops[o.rf].ev
-		rep.add(Violation{Property: "W6", Ops: []history.Event{*o.ev, *w},
-			Detail: fmt.Sprintf("FutureRead: %v returned %v's value before %v was invoked", o.ev.ID(), w.ID(), w.ID())})
+		w := h.name(o.rf)
+		rep.add(Violation{Property: "W6", Ops: h.report(r, o.rf),
+			Detail: fmt.Sprintf("FutureRead: %v returned %v's value before %v was invoked", h.name(r), w, w)})
 	}
 	for c := range cycles {
 		rep.add(cycleViolation(h, comp, c))
@@ -57,11 +58,7 @@ func cycleViolation(h *hist, comp []int32, c int32) Violation {
 		}
 	}
 	slices.SortFunc(members, func(a, b int32) int { return cmp.Compare(h.ops[a].inv, h.ops[b].inv) })
-	var ops []history.Event
-	for _, m := range members[:min(show, len(members))] {
-		ops = append(ops, *h.ops[m].ev)
-	}
-	return Violation{Property: "W5", Ops: ops,
+	return Violation{Property: "W5", Ops: h.report(members[:min(show, len(members))]...),
 		Detail: fmt.Sprintf("CyclicCO: %d operations are causally before themselves (session order and reads-from form a cycle)", len(members))}
 }
 
@@ -80,6 +77,22 @@ func (g *graph) edge(a, b int32) { g.adj[a] = append(g.adj[a], b) }
 // causalGraph has one node per op (same index) plus the chain nodes.
 func causalGraph(h *hist) *graph {
 	g := &graph{adj: make([][]int32, len(h.ops))}
+	groups := make([]int32, len(h.groups))
+	for k, gr := range h.groups {
+		groups[k] = g.node()
+		for _, m := range gr.members {
+			g.edge(m, groups[k])
+		}
+	}
+	for _, ms := range h.snaps {
+		n := g.node()
+		for _, m := range ms {
+			if rf := h.ops[m].rf; rf >= 0 {
+				g.edge(rf, n)
+			}
+			g.edge(n, m)
+		}
+	}
 	done := make([][]int32, h.sessions) // ops with a result, per session
 	all := make([][]int32, h.sessions)
 	var strongDone, strongAll []int32
@@ -97,6 +110,9 @@ func causalGraph(h *hist) *graph {
 		}
 		if !o.write && o.rf >= 0 {
 			g.edge(o.rf, int32(i))
+			if gr := h.grp(o.rf); gr >= 0 {
+				g.edge(groups[gr], int32(i))
+			}
 		}
 	}
 	// chain links every op of members to the ops of done that returned

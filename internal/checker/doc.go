@@ -11,7 +11,8 @@
 // before b was invoked; ops of one session in flight together are
 // concurrent. Reads-from w → r holds when r returned w's value; the
 // checker relies on every put on a key writing a distinct value (benchmark
-// values embed the writer's identity) and refuses a history where two do.
+// values embed the writer's identity), the puts of transactions included,
+// and refuses a history where two do.
 // Causal order is the transitive closure of both plus real-time order
 // among strong ops. A write's place in the log is its Slot when the
 // protocol reported one.
@@ -91,6 +92,89 @@
 // key's value and the slot that wrote it, so that catches a retry applied
 // again (even one that rewrote the value its key held), and a logged write
 // skipped as a duplicate it was not.
+//
+// # Transactions
+//
+// A transaction (kind wire.Txn) is checked as the single-key operations it
+// is made of, its sub-operations: each is an op of the transaction's
+// session with its interval, level, outcome, slot and identity, so every
+// check above takes it as it takes a get, a put or a delete, and the
+// committed log finds it at the transaction's index. Sub-operations of
+// one transaction are simultaneous, never in session order with each
+// other. A violation names one as "txn 5.3 then[1]" (the transaction and
+// the compare or operation of its program it comes from) and lists it as
+// that single-key operation, with the transaction beside it (Op.Txn).
+//
+// A transaction that completed is replayed, the branch that ran in order,
+// against what the branch itself wrote so far; its sub-operations are:
+//
+//   - per key the branch writes, its last write: a put of its value, or a
+//     delete. A range delete makes every key of its span absent, whether
+//     or not it held a value, so it is a delete of each key of its span
+//     that some put of the history writes (the others are absent
+//     throughout, and need none). Values a branch overwrites itself are
+//     never visible outside it;
+//   - reads of the state before the transaction, for the keys the branch
+//     had not written yet: each value a range read returned (KeysOnly and
+//     CountOnly ranges return none), each previous value a put or a delete
+//     returned (PrevKV), and a read that found nothing for each key some
+//     put writes that a span shows absent: within a range read's span but
+//     not returned (up to its last returned key when its limit cut it:
+//     answers are taken to come in key order, as etcd's do), within a
+//     PrevKV delete's span but not listed, within a CountOnly range that
+//     counted none. Such a read is a read of "absent" like any other (see
+//     above): it is explained by the initial state or by any delete,
+//     range deletes' included, so it is as sound as a get that found
+//     nothing;
+//   - what its compares show, when all held (the then branch ran) or, if
+//     there is one, when it failed: a value equal to a non-empty operand is
+//     a read of that value; a version, create or mod number only an absent
+//     key has is a read that found nothing; one only a present key has,
+//     or a value unlike the empty one, must agree with the transaction's
+//     other reads of the key. Other compares (orders, other numbers, an
+//     empty operand compared equal, one of several that failed) are not
+//     checked.
+//
+// A read of a key the branch wrote before must show what it wrote, and two
+// reads of one key before the branch writes it (compares included) must
+// agree: a transaction takes effect at one point (TxnInternal, under S1
+// whatever its level). Nor may two completed transactions both read one
+// version of a key and write the key: each must follow that version
+// directly (LostUpdate, under S1; the per-key checks take a transaction's
+// read and write of a key apart, and cannot see it).
+//
+// Atomicity across keys is checked where causal order reaches it. The
+// writes of one branch form a group: a read of one brings all of them into
+// the reader's causal past (clocks hold a group's marker), so a read
+// causally after it that misses another, or returns a value older than
+// it, is stale (W5, or the guarantee that explains how the reader got
+// there); and the span S1 gives each ends where any one's must. The reads
+// of one transaction read one state, so each has in its past what any of
+// them read: a range that returns one write of a transaction and a value
+// older than another of its writes (in the log, or in causal order) is
+// stale. What only real time shows across keys is not checked: S1 is
+// decided key by key, so two transactions' writes may linearize in
+// opposite orders on two keys, and two readers with no causal link may see
+// a transaction's writes on different keys half applied in opposite ways.
+//
+// A transaction without a result contributes, from each branch, the last
+// write per key, of unknown outcome, as a put of unknown outcome does; a
+// write both branches make alike is one sub-operation, and the writes of
+// either branch alone form its group. Its reads and compares tell nothing.
+//
+// X1 flags a transaction recorded twice with different programs, results
+// or slots. Not checked: that a transaction's writes follow what it read
+// (its writes' causal past holds only what preceded the transaction in
+// its session, which can hide a W4 violation, never invent one); which
+// keys a KeysOnly range returned present, beyond agreeing with the
+// transaction's own reads and writes; a CountOnly count other than zero;
+// the Version, Create and Mod numbers answers carry. A weak transaction's
+// writes get a weak put's span in S1, although every protocol logs a
+// transaction before it answers. Cost stays O(n log n + n·S) in the number
+// of sub-operations, which counts, per transaction, its written keys,
+// returned values, and the keys some put writes within its range deletes'
+// spans and within the spans its reads show absent: a range over many
+// written keys is as many operations.
 //
 // # Limits
 //

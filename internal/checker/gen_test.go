@@ -19,7 +19,10 @@ type genConfig struct {
 	hotShare                float64
 	// deleteShare is the share of writes that are deletes.
 	deleteShare float64
-	seed        uint64
+	// txnShare is the share of operations that are transactions (see
+	// genTxn).
+	txnShare float64
+	seed     uint64
 }
 
 // generate simulates a correct store: one log, every op taking effect at
@@ -28,7 +31,7 @@ type genConfig struct {
 // newest write their session already knows of (a lagging replica). Every
 // put reports its slot; a weak read reports the index it read at. A
 // delete is logged like a put, and a read of the state it left finds
-// nothing.
+// nothing. A transaction is logged too, and runs on the latest state.
 func generate(c genConfig) []history.Event {
 	rng := rand.New(rand.NewPCG(c.seed, 1))
 	type version struct {
@@ -50,6 +53,7 @@ func generate(c genConfig) []history.Event {
 		knownAtInvoke, knows uint64
 	}
 	state := make([]opState, 0, c.ops)
+	progs := map[int]*wire.Transaction{}
 	us := func(lo, hi int) int64 { return int64(lo+rng.IntN(hi-lo+1)) * 1000 }
 	for s := range c.sessions {
 		heap.Push(&q, action{t: us(0, 20), kind: issue, who: s})
@@ -72,7 +76,11 @@ func generate(c genConfig) []history.Event {
 			if rng.Float64() < c.weakShare {
 				e.Level = wire.Weak
 			}
-			if rng.Float64() < c.writeShare {
+			if c.txnShare > 0 && rng.Float64() < c.txnShare {
+				e.Kind = wire.Txn
+				progs[len(events)] = genTxn(rng, c, e.Session, e.Seq)
+				e.Value = wire.AppendTxn(nil, progs[len(events)])
+			} else if rng.Float64() < c.writeShare {
 				e.Kind = wire.Put
 				e.Value = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, e.Session), e.Seq)
 				if c.deleteShare > 0 && rng.Float64() < c.deleteShare {
@@ -93,6 +101,18 @@ func generate(c genConfig) []history.Event {
 			e := &events[a.who]
 			vs := versions[e.Key]
 			switch {
+			case e.Kind == wire.Txn:
+				logLen++
+				e.Slot = logLen
+				e.Result = wire.AppendTxnResult(nil, runTxn(progs[a.who], func(k string) ([]byte, bool) {
+					if n := len(versions[k]); n > 0 && !versions[k][n-1].gone {
+						return versions[k][n-1].value, true
+					}
+					return nil, false
+				}, func(k string, v []byte) {
+					versions[k] = append(versions[k], version{logLen, v, v == nil})
+				}, c))
+				state[a.who].knows = logLen
 			case e.IsWrite():
 				logLen++
 				e.Slot = logLen

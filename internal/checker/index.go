@@ -62,12 +62,24 @@ type hist struct {
 	keys     map[string]*keyWrites
 	readers  []int32 // per write: reads of it that returned after it was invoked
 	// logged maps each operation in the run's committed log to the index
-	// where it took effect; nil when the run handed over no log.
+	// where it took effect; nil when the run handed over no log. The
+	// sub-operations of a transaction share its identity, and its index.
 	logged map[wire.OpID]uint64
+	// parts places each op that is a sub-operation of a transaction in it
+	// (see txn.go); nil when the history holds no transaction.
+	parts []part
+	// groups are the sets of writes that take effect together: the writes
+	// of a transaction's branch.
+	groups []group
+	// snaps are the sets of reads that read one state: a transaction's,
+	// when it has several.
+	snaps [][]int32
 }
 
-// index validates and deduplicates the events, resolves every read to the
-// write it observed, and reports X1 and thin-air (W6) violations.
+// index validates and deduplicates the events, splits transactions into
+// sub-operations, resolves every read to the write it observed, and
+// reports X1, thin-air (W6) and a transaction's inconsistencies with
+// itself.
 func index(f *history.File, rep *reporter) (*hist, error) {
 	for i := range f.Events {
 		if err := f.Events[i].Valid(); err != nil {
@@ -77,8 +89,9 @@ func index(f *history.File, rep *reporter) (*hist, error) {
 	events := dedupe(f.Events, rep)
 	h := &hist{keys: map[string]*keyWrites{}}
 	sessions := map[uint64]int32{}
+	var split *splitter
 	for _, e := range events {
-		if !e.IsWrite() && e.Outcome != history.OK {
+		if e.Kind != wire.Txn && !e.IsWrite() && e.Outcome != history.OK {
 			continue
 		}
 		s, ok := sessions[e.Session]
@@ -86,13 +99,14 @@ func index(f *history.File, rep *reporter) (*hist, error) {
 			s = int32(len(sessions))
 			sessions[e.Session] = s
 		}
-		o := op{ev: e, inv: e.Invoke, ret: e.Return, key: e.Key, slot: e.Slot, sess: s,
-			rf: notFound, strong: e.Level == wire.Strong, write: e.IsWrite(), del: e.Kind == wire.Delete,
-			ok: e.Outcome == history.OK}
-		if !o.ok {
-			o.ret = never
+		if e.Kind == wire.Txn {
+			if split == nil {
+				split = newSplitter(h, events, rep)
+			}
+			split.txn(e, s)
+			continue
 		}
-		h.ops = append(h.ops, o)
+		h.add(op{ev: e, key: e.Key, write: e.IsWrite(), del: e.Kind == wire.Delete}, e, s)
 	}
 	h.sessions = len(sessions)
 	if err := h.resolveReads(rep); err != nil {
@@ -100,6 +114,40 @@ func index(f *history.File, rep *reporter) (*hist, error) {
 	}
 	h.indexWrites()
 	return h, nil
+}
+
+// add appends o, an op of event e's (dense) session s, with e's level,
+// interval, outcome and slot.
+func (h *hist) add(o op, e *history.Event, s int32) {
+	o.inv, o.ret, o.slot, o.sess = e.Invoke, e.Return, e.Slot, s
+	o.rf, o.strong, o.ok = notFound, e.Level == wire.Strong, e.Outcome == history.OK
+	if !o.ok {
+		o.ret = never
+	}
+	h.ops = append(h.ops, o)
+	if h.parts != nil {
+		h.parts = append(h.parts, part{grp: -1, snap: -1})
+	}
+}
+
+// name names op i in a report (see Op.Name).
+func (h *hist) name(i int32) string {
+	if h.parts != nil && h.parts[i].txn != nil {
+		return subName(h.parts[i].txn.ID(), h.parts[i].at)
+	}
+	return h.ops[i].ev.ID().String()
+}
+
+// report lists ops for a violation.
+func (h *hist) report(is ...int32) []Op {
+	out := make([]Op, len(is))
+	for k, i := range is {
+		out[k] = Op{Event: *h.ops[i].ev}
+		if h.parts != nil && h.parts[i].txn != nil {
+			out[k].Txn, out[k].Part = h.parts[i].txn, h.parts[i].at.String()
+		}
+	}
+	return out
 }
 
 // dedupe keeps one event per identity, preferring one with a result. Two
@@ -120,7 +168,7 @@ func dedupe(events []history.Event, rep *reporter) []*history.Event {
 		switch {
 		case prev.Outcome == history.OK && e.Outcome == history.OK:
 			if !sameResult(prev, e) {
-				rep.add(Violation{Property: "X1", Ops: []history.Event{*prev, *e},
+				rep.add(Violation{Property: "X1", Ops: plain(prev, e),
 					Detail: fmt.Sprintf("operation %v completed twice with different results", e.ID())})
 			}
 		case e.Outcome == history.OK:
@@ -132,7 +180,8 @@ func dedupe(events []history.Event, rep *reporter) []*history.Event {
 
 func sameResult(a, b *history.Event) bool {
 	return a.Level == b.Level && a.Kind == b.Kind && a.Key == b.Key && a.Found == b.Found &&
-		bytes.Equal(a.Value, b.Value) && (a.Slot == 0 || b.Slot == 0 || a.Slot == b.Slot)
+		bytes.Equal(a.Value, b.Value) && bytes.Equal(a.Result, b.Result) &&
+		(a.Slot == 0 || b.Slot == 0 || a.Slot == b.Slot)
 }
 
 // resolveReads maps each read to the write whose value it returned. Values
@@ -154,7 +203,7 @@ func (h *hist) resolveReads(rep *reporter) error {
 		}
 		if j, dup := m[string(o.ev.Value)]; dup {
 			return fmt.Errorf("puts %v and %v both write %q to key %q: reads cannot be attributed",
-				h.ops[j].ev.ID(), o.ev.ID(), o.ev.Value, o.key)
+				h.name(j), h.name(int32(i)), o.ev.Value, o.key)
 		}
 		m[string(o.ev.Value)] = int32(i)
 	}
@@ -169,8 +218,8 @@ func (h *hist) resolveReads(rep *reporter) error {
 		w, ok := byValue[o.key][string(o.ev.Value)]
 		if !ok {
 			o.rf = thinAir
-			rep.add(Violation{Property: "W6", Ops: []history.Event{*o.ev},
-				Detail: fmt.Sprintf("ThinAirRead: no put on key %q wrote the value read", o.key)})
+			rep.add(Violation{Property: "W6", Ops: h.report(int32(i)),
+				Detail: fmt.Sprintf("ThinAirRead: no put on key %q wrote the value %v read", o.key, h.name(int32(i)))})
 			continue
 		}
 		o.rf = w

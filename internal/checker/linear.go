@@ -168,7 +168,7 @@ func kvModel(h *hist) porcupine.Model {
 		if w < 0 {
 			return "none"
 		}
-		return h.ops[w].ev.ID().String()
+		return h.name(w)
 	}
 	return porcupine.Model{
 		Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
@@ -200,9 +200,9 @@ func kvModel(h *hist) porcupine.Model {
 			i := in.(kvInput)
 			o := &h.ops[i.w]
 			if i.write {
-				return fmt.Sprintf("%v %v %v key %q", o.ev.ID(), o.ev.Level, o.ev.Kind, i.key)
+				return fmt.Sprintf("%v %v %v key %q", h.name(i.w), o.ev.Level, o.ev.Kind, i.key)
 			}
-			return fmt.Sprintf("%v %v get key %q -> value of %s", o.ev.ID(), o.ev.Level, i.key, name(out.(kvOutput).w))
+			return fmt.Sprintf("%v %v get key %q -> value of %s", h.name(i.w), o.ev.Level, i.key, name(out.(kvOutput).w))
 		},
 		DescribeState: func(state any) string { return "value of " + name(state.(int32)) },
 	}

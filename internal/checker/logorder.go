@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-
-	"github.com/hybridkv/hybridkv/internal/history"
 )
 
 // logOrder checks S1 in its log form, when the run handed over its
@@ -57,10 +55,10 @@ func (l *lin) logOrderOf(key string, puts []int32) *Violation {
 		i := puts[p]
 		inv, end := l.interval(i)
 		if by >= 0 && earliest < inv {
-			a, b := &h.ops[by], &h.ops[i]
-			return &Violation{Property: "S1", Ops: []history.Event{*b.ev, *a.ev}, Detail: fmt.Sprintf(
+			a, b := h.name(by), h.name(i)
+			return &Violation{Property: "S1", Ops: h.report(i, by), Detail: fmt.Sprintf(
 				"LogOrder: key %q: %v is logged at slot %d, before %v at slot %d, though %v was invoked after %v %s",
-				key, b.ev.ID(), at(i), a.ev.ID(), at(by), b.ev.ID(), a.ev.ID(), l.endedHow(by))}
+				key, b, at(i), a, at(by), b, a, l.endedHow(by))}
 		}
 		if end < earliest {
 			earliest, by = end, i

@@ -142,3 +142,20 @@ func TestGeneratedHistoryMutations(t *testing.T) {
 		})
 	}
 }
+
+// TestGeneratedTxnHistoryIsClean: 20,000 operations, a tenth of them
+// transactions over 220 keys, check clean. Their range reads and deletes
+// make them about five single-key operations each on average.
+func TestGeneratedTxnHistoryIsClean(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20,000 operations")
+	}
+	c := genConfig{ops: 20_000, sessions: 32, pipeline: 8, writeShare: 0.2, weakShare: 0.5,
+		hotKeys: 20, keys: 200, hotShare: 0.3, deleteShare: 0.05, txnShare: 0.1, seed: 4}
+	events := generate(c)
+	start := time.Now()
+	r := Check(&history.File{Events: events}, Options{})
+	t.Logf("%d ops: checked in %v %v", len(events), time.Since(start), r.Checked)
+	require.NoError(t, r.Err)
+	assert.True(t, r.Clean(), "%v", r.Violations)
+}

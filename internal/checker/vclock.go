@@ -21,12 +21,19 @@ import (
 // a read's contribution is its own past, already joined, and its T. With
 // a session pipelining at most p ops, g holds at most p writes per
 // session, and a join costs O(sessions + |g|).
+//
+// The writes of a transaction's branch take effect together, so a read of
+// one brings them all into the reader's past. g holds them as one member,
+// the group's marker (an index past the ops, see clocks.marker), which
+// shares their session and interval: a past holds a write when it holds
+// its group's marker.
 type vclock struct {
 	t []int64
 	g []member // sorted by op
 }
 
-// member is a write in g, with what filtering needs kept at hand.
+// member is a write in g, or a group's marker, with what filtering needs
+// kept at hand.
 type member struct {
 	op   int32
 	sess int32
@@ -40,8 +47,35 @@ const nothing = math.MinInt64 // t value of a session with no op in the past
 type clocks struct {
 	ops     []op
 	n       int
+	h       *hist // for groups
 	free    []*vclock
 	scratch []member
+}
+
+// marker is group g's member in a g list.
+func (c *clocks) marker(g int32) int32 { return int32(len(c.ops)) + g }
+
+// standIn returns the op a member of g stands for: x itself, or for a
+// group's marker one of its writes, which all share a session, an
+// interval, a level and an outcome.
+func (c *clocks) standIn(x int32) int32 {
+	if n := int32(len(c.ops)); x >= n {
+		return c.h.groups[x-n].members[0]
+	}
+	return x
+}
+
+func (c *clocks) at(x int32) *op { return &c.ops[c.standIn(x)] }
+
+// onKey returns the write on key that member x of g stands for, or -1.
+func (c *clocks) onKey(x int32, key string) int32 {
+	if n := int32(len(c.ops)); x >= n {
+		return c.h.member(x-n, key)
+	}
+	if c.ops[x].key == key {
+		return x
+	}
+	return -1
 }
 
 // get returns a clock with arbitrary contents, to be overwritten by copy.
@@ -106,9 +140,9 @@ func (c *clocks) join(dst, src *vclock) {
 	c.scratch = m
 }
 
-// add puts op x and its session predecessors into v.
+// add puts op x (or a group's marker) and its session predecessors into v.
 func (c *clocks) add(v *vclock, x int32) {
-	o := &c.ops[x]
+	o := c.at(x)
 	if o.inv > v.t[o.sess] {
 		v.t[o.sess] = o.inv
 		v.g = slices.DeleteFunc(v.g, func(m member) bool { return m.sess == o.sess && m.ret < o.inv })
@@ -121,12 +155,21 @@ func (c *clocks) add(v *vclock, x int32) {
 	}
 }
 
-// hasWrite reports whether write x is in v.
+// hasWrite reports whether write x is in v, itself or by its group.
 func (c *clocks) hasWrite(v *vclock, x int32) bool {
-	o := &c.ops[x]
-	if o.ret < v.t[o.sess] {
+	if c.holds(v, x) {
 		return true
 	}
+	g := c.h.grp(x)
+	return g >= 0 && c.inG(v, c.marker(g))
+}
+
+// holds reports whether write x is in v as itself, not by its group.
+func (c *clocks) holds(v *vclock, x int32) bool {
+	return c.ops[x].ret < v.t[c.ops[x].sess] || c.inG(v, x)
+}
+
+func (c *clocks) inG(v *vclock, x int32) bool {
 	_, found := slices.BinarySearchFunc(v.g, x, func(m member, x int32) int { return cmp.Compare(m.op, x) })
 	return found
 }
@@ -182,7 +225,7 @@ func (c *clocks) thaw(dst *vclock, f frozen, at int64) {
 		d, n := binary.Uvarint(f)
 		f = f[n:]
 		op += int32(d)
-		o := &c.ops[op]
+		o := c.at(op)
 		dst.g = append(dst.g, member{op: op, sess: o.sess, ret: o.ret})
 	}
 }

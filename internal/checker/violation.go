@@ -17,8 +17,44 @@ type Violation struct {
 	Property string
 	// Ops are the operations involved. When a read is listed, so is the
 	// write it read from, if there is one, so the report can name it.
-	Ops    []history.Event
+	Ops    []Op
 	Detail string // what is wrong; names the bad pattern where there is one
+}
+
+// Op is an operation a violation involves: an event of the history, or
+// one sub-operation of a transaction's event.
+type Op struct {
+	// Event is the operation. For a sub-operation it is that operation as
+	// one of a single key: a get, put or delete of Txn's key, with the
+	// value read or written, and the transaction's identity, level,
+	// times, outcome and slot.
+	history.Event
+	// Txn is the transaction as recorded, for a sub-operation; nil
+	// otherwise. Part names the compare or the operation of its program
+	// the sub-operation comes from: "then[1]", "else[0]", "compare[0]".
+	Txn  *history.Event
+	Part string
+}
+
+// Name names the operation in a report: its identity, and for a
+// sub-operation of a transaction, "txn" before it and its Part after it
+// ("txn 5.3 then[1]").
+func (o *Op) Name() string {
+	if o.Txn == nil {
+		return o.ID().String()
+	}
+	return fmt.Sprintf("txn %v %s", o.ID(), o.Part)
+}
+
+func subName(id wire.OpID, at pos) string { return fmt.Sprintf("txn %v %v", id, at) }
+
+// plain lists events that are operations of their own.
+func plain(evs ...*history.Event) []Op {
+	ops := make([]Op, len(evs))
+	for i, e := range evs {
+		ops[i] = Op{Event: *e}
+	}
+	return ops
 }
 
 var propertyNames = map[string]string{
@@ -46,17 +82,23 @@ func (v Violation) String() string {
 	return b.String()
 }
 
-// describe renders an event; a value is named by the listed write that
-// wrote it, since the checker does not assume any value encoding.
-func describe(e *history.Event, ops []history.Event) string {
+// describe renders an operation; a value is named by the listed write
+// that wrote it, since the checker does not assume any value encoding.
+func describe(o *Op, ops []Op) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v %v %v key %q", e.ID(), e.Level, e.Kind, e.Key)
+	e := &o.Event
+	fmt.Fprintf(&b, "%s %v %v", o.Name(), e.Level, e.Kind)
+	if e.Kind != wire.Txn || e.Key != "" {
+		fmt.Fprintf(&b, " key %q", e.Key)
+	}
 	switch {
 	case e.Kind == wire.Get && e.Outcome != history.OK:
 	case e.Kind == wire.Get && !e.Found:
 		b.WriteString(" -> not found")
 	case e.Kind == wire.Get:
 		b.WriteString(" -> " + valueName(e, ops))
+	case e.Kind == wire.Txn:
+		b.WriteString(" " + txnSummary(e))
 	}
 	fmt.Fprintf(&b, " [%v", time.Duration(e.Invoke))
 	if e.Outcome == history.OK {
@@ -70,17 +112,30 @@ func describe(e *history.Event, ops []history.Event) string {
 	return b.String()
 }
 
-func valueName(r *history.Event, ops []history.Event) string {
+// txnSummary says what a transaction's program holds and which branch
+// ran.
+func txnSummary(e *history.Event) string {
+	t, r, err := e.Txn()
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	s := fmt.Sprintf("(%d compares, then %d ops, else %d ops)", len(t.Compares), len(t.Then), len(t.Else))
+	switch {
+	case r == nil:
+	case r.Succeeded:
+		s += " -> then"
+	default:
+		s += " -> else"
+	}
+	return s
+}
+
+func valueName(r *history.Event, ops []Op) string {
 	for i := range ops {
 		w := &ops[i]
 		if w.Kind == wire.Put && w.Key == r.Key && bytes.Equal(w.Value, r.Value) {
-			return "value of " + w.ID().String()
+			return "value of " + w.Name()
 		}
 	}
-	const show = 16
-	v := r.Value
-	if len(v) > show {
-		return fmt.Sprintf("value %x… (%d bytes)", v[:show], len(v))
-	}
-	return fmt.Sprintf("value %x", v)
+	return shortValue(r.Value)
 }

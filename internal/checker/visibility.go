@@ -2,8 +2,6 @@ package checker
 
 import (
 	"fmt"
-
-	"github.com/hybridkv/hybridkv/internal/history"
 )
 
 // checkVisibility checks C3 in the only form a history can show: commit
@@ -26,9 +24,9 @@ func checkVisibility(h *hist, hoEarly bool, rep *reporter) {
 		}
 		checked++
 		if r.slot < w.slot {
-			rep.add(Violation{Property: "C3", Ops: []history.Event{*r.ev, *w.ev},
+			rep.add(Violation{Property: "C3", Ops: h.report(int32(i), r.rf),
 				Detail: fmt.Sprintf("%v returned %v's value from the state at slot %d, which cannot include it (logged at slot %d)",
-					r.ev.ID(), w.ev.ID(), r.slot, w.slot)})
+					h.name(int32(i)), h.name(r.rf), r.slot, w.slot)})
 		}
 	}
 	rep.count(checked, "C3")

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/hybridkv/hybridkv/internal/history"
 )
 
 // cluster is a put and the reads that returned its value.
@@ -56,7 +54,7 @@ func (l *lin) zones(key string, ops []int32) (*Violation, []int32) {
 			c = byPut[o.rf]
 			if w := &h.ops[o.rf]; o.ret < w.inv {
 				return l.zoneViolation(key, []int32{i, o.rf}, []int32{i, o.rf},
-					"%v returned %v's value before %v was invoked", o.ev.ID(), w.ev.ID(), w.ev.ID())
+					"%v returned %v's value before %v was invoked", h.name(i), h.name(o.rf), h.name(o.rf))
 			}
 		}
 		c.reads = true
@@ -114,14 +112,14 @@ func (l *lin) cycle(key string, a, b *cluster, ops []int32) (*Violation, []int32
 		if c.put == notFound {
 			return "the initial value"
 		}
-		return h.ops[c.put].ev.Kind.String() + " " + h.ops[c.put].ev.ID().String()
+		return h.ops[c.put].ev.Kind.String() + " " + h.name(c.put)
 	}
 	// x's op returned before y's op was invoked, so x precedes y.
 	because := func(x, y *cluster) string {
 		if x.fOp < 0 {
 			return fmt.Sprintf("%s precedes everything", name(x))
 		}
-		return fmt.Sprintf("%v returned before %v was invoked", h.ops[x.fOp].ev.ID(), h.ops[y.sOp].ev.ID())
+		return fmt.Sprintf("%v returned before %v was invoked", h.name(x.fOp), h.name(y.sOp))
 	}
 	var evidence []int32
 	for _, c := range []*cluster{a, b} {
@@ -146,9 +144,5 @@ func (l *lin) cycle(key string, a, b *cluster, ops []int32) (*Violation, []int32
 }
 
 func (l *lin) zoneViolation(key string, evidence, culprits []int32, format string, args ...any) (*Violation, []int32) {
-	var evs []history.Event
-	for _, i := range evidence {
-		evs = append(evs, *l.h.ops[i].ev)
-	}
-	return &Violation{Property: "S1", Ops: evs, Detail: fmt.Sprintf("key %q: ", key) + fmt.Sprintf(format, args...)}, culprits
+	return &Violation{Property: "S1", Ops: l.h.report(evidence...), Detail: fmt.Sprintf("key %q: ", key) + fmt.Sprintf(format, args...)}, culprits
 }

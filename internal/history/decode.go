@@ -3,6 +3,7 @@ package history
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
@@ -19,11 +20,14 @@ func Decode(data []byte) (*File, error) {
 	if len(data) < len(Magic) {
 		return nil, corrupt("missing %q header", Magic)
 	}
-	var intKeys bool
+	var version int
 	switch string(data[:len(Magic)]) {
 	case Magic:
+		version = 3
+	case magicV2:
+		version = 2
 	case magicV1:
-		intKeys = true
+		version = 1
 	default:
 		return nil, corrupt("missing %q header", Magic)
 	}
@@ -50,7 +54,7 @@ func Decode(data []byte) (*File, error) {
 		switch tag {
 		case tagEvent:
 			var e Event
-			if e, err = decodeEvent(payload, intKeys); err == nil {
+			if e, err = decodeEvent(payload, version); err == nil {
 				f.Events = append(f.Events, e)
 			}
 		case tagReplica:
@@ -135,9 +139,9 @@ func (r *reader) bytes(n uint64) []byte {
 // record cannot hide extra bytes.
 func (r *reader) done() bool { return !r.bad && len(r.p) == 0 }
 
-// decodeEvent decodes an event; intKeys reads a version 1 event, whose key
-// is an integer.
-func decodeEvent(p []byte, intKeys bool) (Event, error) {
+// decodeEvent decodes an event of the given format version: version 1's
+// key is an integer, and only version 3 has transactions and results.
+func decodeEvent(p []byte, version int) (Event, error) {
 	r := reader{p: p}
 	var e Event
 	e.Session = r.uvarint()
@@ -150,8 +154,11 @@ func decodeEvent(p []byte, intKeys bool) (Event, error) {
 	if hdr[3]&^flagFound != 0 {
 		return e, errMalformed
 	}
+	if version < 3 && e.Kind == wire.Txn {
+		return e, fmt.Errorf("event %v: a transaction in a version %d history", e.ID(), version)
+	}
 	e.Found = hdr[3]&flagFound != 0
-	if intKeys {
+	if version == 1 {
 		e.Key = strconv.FormatUint(r.uvarint(), 10)
 	} else {
 		e.Key = string(r.bytes(r.uvarint()))
@@ -160,11 +167,17 @@ func decodeEvent(p []byte, intKeys bool) (Event, error) {
 	e.Return = r.varint()
 	e.Slot = r.uvarint()
 	e.Value = r.bytes(r.uvarint())
+	if version >= 3 {
+		e.Result = r.bytes(r.uvarint())
+	}
 	if !r.done() {
 		return e, errMalformed
 	}
 	if len(e.Value) == 0 {
 		e.Value = nil // a round trip must not turn nil into empty
+	}
+	if len(e.Result) == 0 {
+		e.Result = nil
 	}
 	return e, e.Valid()
 }

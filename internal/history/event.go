@@ -44,10 +44,18 @@ type Event struct {
 	Key     string
 	// Value is the value a put wrote, or the value a get returned when
 	// Found; a delete writes none (it makes the key absent). Within one
-	// key, every put must write a distinct value: that is how a read is
-	// matched to the write it observed.
+	// key, every put must write a distinct value, the puts of transactions
+	// included: that is how a read is matched to the write it observed.
+	//
+	// For a transaction (Kind wire.Txn) it is the program, an encoded
+	// wire.Transaction (wire.AppendTxn), and Key is whatever the client
+	// put in the operation's key.
 	Value []byte
-	Found bool // a get found a value
+	// Result is a transaction's answer, an encoded wire.TxnResult
+	// (wire.AppendTxnResult), when its Outcome is OK. It is empty for
+	// every other event.
+	Result []byte
+	Found  bool // a get found a value
 	// Invoke and Return are monotonic nanoseconds since the run started.
 	// Return is 0 unless Outcome is OK.
 	Invoke  int64
@@ -67,7 +75,10 @@ func (e *Event) ID() wire.OpID { return wire.OpID{Session: e.Session, Seq: e.Seq
 // IsWrite reports whether the event is a put or a delete.
 func (e *Event) IsWrite() bool { return e.Kind.IsWrite() }
 
-// Valid reports why the event's fields are out of range, or nil.
+// Valid reports why the event's fields are out of range, or nil. A
+// transaction's Value must decode as a valid program and, when its Outcome
+// is OK, its Result as an answer with one result per operation of the
+// branch that ran; a transaction without a result has no Result.
 func (e *Event) Valid() error {
 	switch {
 	case e.Level > wire.Weak:
@@ -80,8 +91,48 @@ func (e *Event) Valid() error {
 		return fmt.Errorf("event %v: bad outcome %d", e.ID(), e.Outcome)
 	case e.Outcome == OK && e.Return < e.Invoke:
 		return fmt.Errorf("event %v: returned at %d before it was invoked at %d", e.ID(), e.Return, e.Invoke)
+	case e.Kind != wire.Txn && len(e.Result) > 0:
+		return fmt.Errorf("event %v: a %v with a transaction result", e.ID(), e.Kind)
+	case e.Kind == wire.Txn:
+		_, _, err := e.Txn()
+		return err
 	}
 	return nil
+}
+
+// Txn decodes a transaction's program and, when its Outcome is OK, its
+// answer (nil otherwise), and checks that they fit together: the answer
+// has one result per operation of the branch it says ran.
+func (e *Event) Txn() (*wire.Transaction, *wire.TxnResult, error) {
+	if e.Kind != wire.Txn {
+		return nil, nil, fmt.Errorf("event %v: a %v is not a transaction", e.ID(), e.Kind)
+	}
+	if e.Found {
+		return nil, nil, fmt.Errorf("event %v: a transaction marked found", e.ID())
+	}
+	t, err := wire.DecodeTxn(e.Value)
+	if err != nil {
+		return nil, nil, fmt.Errorf("event %v: program: %w", e.ID(), err)
+	}
+	if e.Outcome != OK {
+		if len(e.Result) > 0 {
+			return nil, nil, fmt.Errorf("event %v: a transaction with outcome %v and a result", e.ID(), e.Outcome)
+		}
+		return t, nil, nil
+	}
+	r, err := wire.DecodeTxnResult(e.Result)
+	if err != nil {
+		return nil, nil, fmt.Errorf("event %v: result: %w", e.ID(), err)
+	}
+	branch, name := t.Then, "then"
+	if !r.Succeeded {
+		branch, name = t.Else, "else"
+	}
+	if len(r.Results) != len(branch) {
+		return nil, nil, fmt.Errorf("event %v: %d results for the %d operations of the %s branch",
+			e.ID(), len(r.Results), len(branch), name)
+	}
+	return t, r, nil
 }
 
 // ReplicaState is a replica's applied state at the end of a run: equal

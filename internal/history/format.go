@@ -12,12 +12,18 @@ import (
 
 // Magic opens every history file; the digit is the format version. Version
 // 2 has byte-string keys (a length and the bytes) where version 1 had an
-// integer (a uvarint), and deletes; Decode reads both.
-const Magic = "HKVH2"
+// integer (a uvarint), and deletes; version 3 ends each event with its
+// Result (a length and the bytes), a transaction's answer. Decode reads
+// all three.
+const Magic = "HKVH3"
 
-// magicV1 opens a history of version 1, whose integer keys read back as
-// their decimal form.
-const magicV1 = "HKVH1"
+// magicV2 and magicV1 open histories of the earlier versions: neither has
+// transactions, and version 1's integer keys read back as their decimal
+// form.
+const (
+	magicV2 = "HKVH2"
+	magicV1 = "HKVH1"
+)
 
 // Record tags. The end record makes truncation detectable: a file cut at a
 // record boundary would otherwise parse as a shorter, valid history.
@@ -152,7 +158,9 @@ func appendEvent(b []byte, e *Event) []byte {
 	b = binary.AppendVarint(b, e.Return)
 	b = binary.AppendUvarint(b, e.Slot)
 	b = binary.AppendUvarint(b, uint64(len(e.Value)))
-	return append(b, e.Value...)
+	b = append(b, e.Value...)
+	b = binary.AppendUvarint(b, uint64(len(e.Result)))
+	return append(b, e.Result...)
 }
 
 // ErrCorrupt is wrapped by every error Decode returns for malformed input.

@@ -15,7 +15,29 @@ import (
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
+// sampleTxn is a transaction that puts two keys and reads a range of
+// both, and its answer.
+func sampleTxn() (program, result []byte) {
+	t := &wire.Transaction{
+		Compares: []wire.Compare{{Key: "user7", Target: wire.CompareValue, Result: wire.Equal, Value: []byte("v1")}},
+		Then: []wire.TxnOp{
+			{Kind: wire.Put, Key: "a", Value: []byte("t1")},
+			{Kind: wire.Put, Key: "b", Value: []byte("t2"), PrevKV: true},
+			{Kind: wire.Get, Key: "a", End: "c", Limit: 5},
+		},
+		Else: []wire.TxnOp{{Kind: wire.Delete, Key: "a", End: "\x00"}},
+	}
+	r := &wire.TxnResult{Succeeded: true, Results: []wire.TxnOpResult{
+		{},
+		{},
+		{KVs: []wire.KeyValue{{Key: "a", Value: []byte("t1"), Create: 7, Mod: 7, Version: 1},
+			{Key: "b", Value: []byte("t2"), Create: 7, Mod: 7, Version: 1}}, Count: 2},
+	}}
+	return wire.AppendTxn(nil, t), wire.AppendTxnResult(nil, r)
+}
+
 func sampleFile() *File {
+	program, result := sampleTxn()
 	return &File{
 		Events: []Event{
 			{Session: 1, Seq: 1, Level: wire.Weak, Kind: wire.Put, Key: "user7", Value: []byte("v1"), Invoke: 10, Return: 20, Outcome: OK, Slot: 3},
@@ -23,6 +45,8 @@ func sampleFile() *File {
 			{Session: 2, Seq: 1, Level: wire.Strong, Kind: wire.Get, Key: "\x00\xff binary", Invoke: 5, Outcome: Unknown},
 			{Session: 1 << 40, Seq: 9, Level: wire.Strong, Kind: wire.Put, Key: "", Value: []byte{}, Invoke: -3, Outcome: Failed},
 			{Session: 1, Seq: 3, Level: wire.Weak, Kind: wire.Delete, Key: "user7", Invoke: 50, Return: 60, Outcome: OK, Slot: 6},
+			{Session: 1, Seq: 4, Level: wire.Strong, Kind: wire.Txn, Value: program, Result: result, Invoke: 70, Return: 90, Outcome: OK, Slot: 7},
+			{Session: 2, Seq: 2, Level: wire.Weak, Kind: wire.Txn, Key: "a", Value: program, Invoke: 75, Outcome: Unknown},
 		},
 		Replicas: []ReplicaState{{ID: 1, Applied: 4, Digest: 0xdeadbeefcafef00d}, {ID: 2, Applied: 4, Digest: 1 << 63}},
 		Faults:   []string{"crash replica 2 at 1s", ""},
@@ -75,6 +99,46 @@ func TestWriterRejectsInvalidEvent(t *testing.T) {
 	assert.Error(t, w.Event(&Event{Kind: 9}))
 	assert.Error(t, w.Event(&Event{Kind: wire.Delete, Value: []byte("x")}), "a delete writes no value")
 	assert.Error(t, w.Event(&Event{Outcome: OK, Invoke: 10, Return: 5}))
+	assert.Error(t, w.Event(&Event{Kind: wire.Put, Value: []byte("x"), Result: []byte{1, 0}}), "a result on a put")
+}
+
+// TestTxnEventValid: a transaction's program must decode, and its result,
+// when it completed, must decode and answer each operation of the branch
+// that ran; one that did not complete has no result.
+func TestTxnEventValid(t *testing.T) {
+	program, result := sampleTxn()
+	ok := Event{Kind: wire.Txn, Value: program, Result: result, Outcome: OK}
+	require.NoError(t, ok.Valid())
+	prog, res, err := ok.Txn()
+	require.NoError(t, err)
+	assert.Len(t, prog.Then, 3)
+	assert.True(t, res.Succeeded)
+
+	pending := Event{Kind: wire.Txn, Value: program, Outcome: Unknown}
+	require.NoError(t, pending.Valid())
+	_, res, err = pending.Txn()
+	require.NoError(t, err)
+	assert.Nil(t, res)
+
+	elseRan := wire.AppendTxnResult(nil, &wire.TxnResult{Results: []wire.TxnOpResult{{Deleted: 2}}})
+	require.NoError(t, (&Event{Kind: wire.Txn, Value: program, Result: elseRan, Outcome: OK}).Valid())
+
+	bad := map[string]Event{
+		"no program":           {Kind: wire.Txn, Outcome: Unknown, Value: []byte{0xff}},
+		"program trailing":     {Kind: wire.Txn, Outcome: Unknown, Value: append(bytes.Clone(program), 0)},
+		"nested transaction":   {Kind: wire.Txn, Outcome: Unknown, Value: wire.AppendTxn(nil, &wire.Transaction{Then: []wire.TxnOp{{Kind: wire.Txn}}})},
+		"completed, no result": {Kind: wire.Txn, Value: program, Outcome: OK},
+		"result garbage":       {Kind: wire.Txn, Value: program, Result: []byte{1, 9}, Outcome: OK},
+		"too few results": {Kind: wire.Txn, Value: program, Outcome: OK,
+			Result: wire.AppendTxnResult(nil, &wire.TxnResult{Succeeded: true, Results: make([]wire.TxnOpResult, 2)})},
+		"results of the other branch": {Kind: wire.Txn, Value: program, Outcome: OK,
+			Result: wire.AppendTxnResult(nil, &wire.TxnResult{Succeeded: false, Results: make([]wire.TxnOpResult, 3)})},
+		"failed with a result": {Kind: wire.Txn, Value: program, Result: result, Outcome: Failed},
+		"found":                {Kind: wire.Txn, Value: program, Result: result, Outcome: OK, Found: true},
+	}
+	for name, e := range bad {
+		assert.Error(t, e.Valid(), name)
+	}
 }
 
 func TestDecodeRejectsDamage(t *testing.T) {
@@ -132,7 +196,11 @@ func FuzzReadFile(f *testing.F) {
 			}
 			return
 		}
-		// Whatever decodes must re-encode to the same bytes.
+		// Whatever decodes in the current version must re-encode to the
+		// same bytes (older versions re-encode in the current one).
+		if !bytes.HasPrefix(data, []byte(Magic)) {
+			return
+		}
 		if again := encode(t, hf); !bytes.Equal(again, data) {
 			t.Fatalf("re-encoding differs:\n%x\n%x", data, again)
 		}
@@ -183,11 +251,27 @@ func TestAppendNeverMovesWhatWasRecorded(t *testing.T) {
 	require.Zero(t, r.Len())
 }
 
+// oldFile builds a history file of an earlier version from event
+// payloads.
+func oldFile(magic string, payloads ...[]byte) []byte {
+	body := []byte(magic)
+	for _, p := range payloads {
+		body = append(body, tagEvent)
+		body = binary.AppendUvarint(body, uint64(len(p)))
+		body = append(body, p...)
+	}
+	var end []byte
+	end = binary.AppendUvarint(end, uint64(len(payloads)))
+	end = binary.LittleEndian.AppendUint32(end, crc32.Checksum(body, castagnoli))
+	body = append(body, tagEnd)
+	body = binary.AppendUvarint(body, uint64(len(end)))
+	return append(body, end...)
+}
+
 // TestDecodesVersion1: a version 1 file, keys as uvarints, reads back with
 // each key in its decimal form.
 func TestDecodesVersion1(t *testing.T) {
-	var body []byte
-	body = append(body, magicV1...)
+	var payloads [][]byte
 	for _, key := range []uint64{7, 1 << 63} {
 		var p []byte
 		p = binary.AppendUvarint(p, 1) // session
@@ -199,20 +283,44 @@ func TestDecodesVersion1(t *testing.T) {
 		p = binary.AppendUvarint(p, 3) // slot
 		p = binary.AppendUvarint(p, 2)
 		p = append(p, "v1"...)
-		body = append(body, tagEvent)
-		body = binary.AppendUvarint(body, uint64(len(p)))
-		body = append(body, p...)
+		payloads = append(payloads, p)
 	}
-	var end []byte
-	end = binary.AppendUvarint(end, 2)
-	end = binary.LittleEndian.AppendUint32(end, crc32.Checksum(body, castagnoli))
-	body = append(body, tagEnd)
-	body = binary.AppendUvarint(body, uint64(len(end)))
-	body = append(body, end...)
-	f, err := Decode(body)
+	f, err := Decode(oldFile(magicV1, payloads...))
 	require.NoError(t, err)
 	require.Len(t, f.Events, 2)
 	assert.Equal(t, "7", f.Events[0].Key)
 	assert.Equal(t, "9223372036854775808", f.Events[1].Key)
 	assert.Equal(t, []byte("v1"), f.Events[1].Value)
+}
+
+// v2Event encodes an event as version 2 did: no result after the value.
+func v2Event(kind wire.OpKind, key, value string) []byte {
+	var p []byte
+	p = binary.AppendUvarint(p, 1) // session
+	p = binary.AppendUvarint(p, 4) // seq
+	p = append(p, byte(wire.Weak), byte(kind), byte(OK), 0)
+	p = binary.AppendUvarint(p, uint64(len(key)))
+	p = append(p, key...)
+	p = binary.AppendVarint(p, 10) // invoke
+	p = binary.AppendVarint(p, 20) // return
+	p = binary.AppendUvarint(p, 3) // slot
+	p = binary.AppendUvarint(p, uint64(len(value)))
+	return append(p, value...)
+}
+
+// TestDecodesVersion2: a version 2 file, events without results, reads
+// back; a transaction in one is refused, as version 2 had none.
+func TestDecodesVersion2(t *testing.T) {
+	f, err := Decode(oldFile(magicV2, v2Event(wire.Put, "\x00k", "v1"), v2Event(wire.Delete, "k", "")))
+	require.NoError(t, err)
+	require.Len(t, f.Events, 2)
+	assert.Equal(t, Event{Session: 1, Seq: 4, Level: wire.Weak, Kind: wire.Put, Key: "\x00k", Value: []byte("v1"),
+		Invoke: 10, Return: 20, Outcome: OK, Slot: 3}, f.Events[0])
+	assert.Equal(t, wire.Delete, f.Events[1].Kind)
+	assert.Nil(t, f.Events[1].Result)
+
+	program, _ := sampleTxn()
+	_, err = Decode(oldFile(magicV2, v2Event(wire.Txn, "", string(program))))
+	require.ErrorIs(t, err, ErrCorrupt)
+	assert.ErrorContains(t, err, "transaction in a version 2 history")
 }

@@ -44,8 +44,8 @@ func NewRecorder() *Recorder {
 // the monotonic clock, for Event.Invoke and Event.Return.
 func (r *Recorder) Now() int64 { return int64(time.Since(r.start)) }
 
-// Append records an event. The recorder keeps e.Value: the caller must not
-// modify it afterwards.
+// Append records an event. The recorder keeps e.Value and e.Result: the
+// caller must not modify them afterwards.
 func (r *Recorder) Append(e Event) {
 	r.mu.Lock()
 	if len(e.Value) > 0 {
