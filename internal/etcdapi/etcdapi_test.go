@@ -226,3 +226,8 @@ func TestGatewayRefusesPlainTCPOffLoopback(t *testing.T) {
 	_, err := cluster.StartGateway(&cfg, cfg.Replicas[0].Site, cluster.GatewayOptions{Listen: "0.0.0.0:0"}, nil)
 	require.ErrorContains(t, err, "not a loopback address")
 }
+
+func contextTimeout(t *testing.T, d time.Duration) (context.Context, context.CancelFunc) {
+	t.Helper()
+	return context.WithTimeout(context.Background(), d)
+}
