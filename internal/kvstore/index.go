@@ -98,7 +98,7 @@ func (s *Store) Range(start, end string, limit int, fn func(key string, v Versio
 			return // deleted since the freeze
 		}
 		n++
-		more = fn(key, Version{Value: s.vals.get(e.ref), Slot: e.slot}) && (limit <= 0 || n < limit)
+		more = fn(key, s.version(&e)) && (limit <= 0 || n < limit)
 	}
 	// While frozen, keys written since the freeze are in the overlay alone
 	// (and the table's may be tombstoned there): merge them in, in order.
