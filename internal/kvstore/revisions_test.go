@@ -53,7 +53,17 @@ func TestCreateAndVersion(t *testing.T) {
 		{func(slot uint64) *wire.Op { return putKey(slot, "k", "c") }, Version{[]byte("c"), 4, 4, 1}, true},
 		{func(slot uint64) *wire.Op { return putKey(slot, "k", "") }, Version{nil, 5, 4, 2}, true},
 	}
-	for name, steps := range map[string][]step{"operations": plain} {
+	inTxn := func(o wire.TxnOp) func(uint64) *wire.Op {
+		return func(slot uint64) *wire.Op { return txn(slot, &wire.Transaction{Then: []wire.TxnOp{o}}) }
+	}
+	txns := []step{
+		{inTxn(putOp("k", "a")), plain[0].want, true},
+		{inTxn(putOp("k", "b")), plain[1].want, true},
+		{inTxn(delOp("k", "")), Version{}, false},
+		{inTxn(putOp("k", "c")), plain[3].want, true},
+		{inTxn(putOp("k", "")), plain[4].want, true},
+	}
+	for name, steps := range map[string][]step{"operations": plain, "transactions": txns} {
 		s := New()
 		for i, st := range steps {
 			slot := uint64(i + 1)
@@ -88,9 +98,9 @@ func TestVersionStops(t *testing.T) {
 }
 
 // TestSnapshotKeepsRevisions: a restored store has each key's creation
-// slot and version, and goes on as the store it was taken from does; a
-// snapshot whose key is at version 0, or created after its last write, is
-// refused.
+// slot and version, and answers a transaction as the store it was taken
+// from does; a snapshot whose key is at version 0, or created after its
+// last write, is refused.
 func TestSnapshotKeepsRevisions(t *testing.T) {
 	s := New()
 	s.Apply(1, putKey(1, "k", "a"), 0)
@@ -108,10 +118,14 @@ func TestSnapshotKeepsRevisions(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, versions(r))
 	require.Equal(t, s.Digest(), r.Digest())
-	for _, st := range []*Store{s, r} {
-		st.Apply(9, putKey(9, "j", "w"), 0)
-	}
-	require.Equal(t, versions(s), versions(r))
+	tx := txn(9, &wire.Transaction{
+		Compares: []wire.Compare{{Key: "j", Target: wire.CompareVersion, Result: wire.Equal, Number: 3}},
+		Then:     []wire.TxnOp{{Kind: wire.Put, Key: "j", Value: []byte("w"), PrevKV: true}, getOp("", NoEnd)},
+	})
+	r1, _ := s.Apply(9, tx, 0)
+	r2, _ := r.Apply(9, tx, 0)
+	require.True(t, r1.Found)
+	require.Equal(t, r1, r2)
 
 	// The one key's version, then its value: a zero version, and a
 	// creation slot past the last write, are corrupt.

@@ -182,6 +182,8 @@ func (s *Store) execute(slot uint64, op *wire.Op) Result {
 		s.put(slot, op.Key, op.Value)
 	case wire.Delete:
 		s.delete(op.Key)
+	case wire.Txn:
+		return s.executeTxn(slot, op.Value)
 	default:
 		e, ok := s.lookup(op.Key)
 		return Result{Found: ok, Value: s.vals.get(e.ref), Slot: slot}
