@@ -665,6 +665,7 @@ func BenchmarkTxnOnStore(b *testing.B) {
 	}
 	slot, seq := uint64(benchKeys), uint64(benchKeys)
 	b.ResetTimer()
+	defer measureCPU(b)()
 	for b.Loop() {
 		slot++
 		seq++
