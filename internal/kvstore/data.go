@@ -5,37 +5,45 @@ package kvstore
 func (s *Store) lookup(key string) (entry, bool) {
 	if s.overlay != nil {
 		if v, ok := s.overlay[key]; ok {
-			return v, !v.deleted
+			return v, !v.deleted()
 		}
 	}
 	return s.table.get(key)
 }
 
+// put writes the key at slot: its value, its last write's slot, and its
+// version, and its creation slot if it was absent.
 func (s *Store) put(slot uint64, key string, value []byte) {
-	s.digest ^= entryHash(key, slot, value)
 	if s.overlay != nil {
-		if old, had := s.lookup(key); had {
-			s.digest ^= entryHash(key, old.slot, s.vals.get(old.ref))
+		old, had := s.lookup(key)
+		if had {
+			s.digest ^= entryHash(key, &old, s.vals.get(old.ref))
 			s.vals.release(old.ref)
 		} else {
+			old = entry{}
 			s.keys++
 		}
 		// The key's record, if it is new, comes at the thaw, which owns
 		// the value to it then.
-		s.overlay[key] = entry{slot: slot, ref: s.vals.put(0, value)}
+		e := old.rewritten(slot, s.vals.put(0, value))
+		s.overlay[key] = e
+		s.digest ^= entryHash(key, &e, value)
 		return
 	}
 	h, id := s.table.find(key)
+	var old entry
 	if id != 0 {
-		old := s.table.recs[id].val
-		s.digest ^= entryHash(key, old.slot, s.vals.get(old.ref))
+		old = s.table.recs[id].val
+		s.digest ^= entryHash(key, &old, s.vals.get(old.ref))
 		s.vals.release(old.ref)
 	} else {
 		id = s.table.insert(h, key)
 		s.index.add(id)
 		s.keys++
 	}
-	s.table.recs[id].val = entry{slot: slot, ref: s.vals.put(id, value)}
+	e := old.rewritten(slot, s.vals.put(id, value))
+	s.table.recs[id].val = e
+	s.digest ^= entryHash(key, &e, value)
 	if s.vals.wasteful() {
 		s.reclaim(&s.vals, func(r *rec) *ref { return &r.val.ref })
 	}
@@ -49,12 +57,12 @@ func (s *Store) delete(key string) {
 	if !had {
 		return
 	}
-	s.digest ^= entryHash(key, old.slot, s.vals.get(old.ref))
+	s.digest ^= entryHash(key, &old, s.vals.get(old.ref))
 	s.vals.release(old.ref)
 	s.keys--
 	if s.overlay != nil {
 		if _, inTable := s.table.get(key); inTable {
-			s.overlay[key] = entry{deleted: true}
+			s.overlay[key] = entry{} // a tombstone
 		} else {
 			delete(s.overlay, key)
 		}
@@ -83,7 +91,7 @@ func (s *Store) removeKey(key string) {
 // thawKeys folds a thawed overlay's writes and tombstones into the table.
 func (s *Store) thawKeys(overlay map[string]entry) {
 	for k, e := range overlay {
-		if e.deleted {
+		if e.deleted() {
 			s.removeKey(k)
 			continue
 		}
@@ -109,7 +117,7 @@ func (s *Store) reclaim(a *arena, at func(*rec) *ref) {
 	for _, owner := range a.chunks[id].owners {
 		r := &s.table.recs[owner]
 		old := at(r)
-		if r.val.deleted || old.chunk != id || old.n == 0 {
+		if r.val.deleted() || old.chunk != id || old.n == 0 {
 			continue // overwritten or deleted since, or moved already
 		}
 		moved := a.put(owner, a.get(*old))

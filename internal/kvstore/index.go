@@ -78,50 +78,61 @@ const NoEnd = "\x00"
 // fn must not change the store. The values handed out alias the store's
 // chunks as Read's do, and stay valid.
 func (s *Store) Range(start, end string, limit int, fn func(key string, v Version) bool) int {
+	n := 0
+	s.walk(start, end, func(key []byte, e *entry) bool {
+		n++
+		return fn(string(key), s.version(e)) && (limit <= 0 || n < limit)
+	})
+	return n
+}
+
+// walk hands fn the keys in the range, as Range has it, in byte order with
+// their entries, until fn returns false. A key's bytes alias the key
+// arena, whose bytes never change, or are a copy; the entry is fn's for
+// the call. fn must not change the store.
+func (s *Store) walk(start, end string, fn func(key []byte, e *entry) bool) {
 	if end == "" {
-		v, ok := s.Read(start)
-		if !ok {
-			return 0
+		if e, ok := s.lookup(start); ok {
+			fn([]byte(start), &e)
 		}
-		fn(start, v)
-		return 1
+		return
 	}
 	open := end == NoEnd
 	if !open && start >= end {
-		return 0
+		return
 	}
-	n := 0
 	more := true
-	visit := func(key string) {
-		e, ok := s.lookup(key)
-		if !ok {
-			return // deleted since the freeze
-		}
-		n++
-		more = fn(key, Version{Value: s.vals.get(e.ref), Slot: e.slot}) && (limit <= 0 || n < limit)
-	}
-	// While frozen, keys written since the freeze are in the overlay alone
-	// (and the table's may be tombstoned there): merge them in, in order.
+	// While frozen, keys written since the freeze are in the overlay alone,
+	// and the table's may be overwritten or tombstoned there: merge them
+	// in, in order. Otherwise the table's entry is the key's, found by
+	// its id with no lookup.
 	pending := s.overlayKeys(start, end, open)
+	visitPending := func() {
+		k := pending[0]
+		pending = pending[1:]
+		if e := s.overlay[k]; !e.deleted() {
+			more = fn([]byte(k), &e)
+		}
+	}
 	s.index.ascend(start, end, open, func(id uint32) bool {
 		key := s.table.keyOf(id)
 		for more && len(pending) > 0 && pending[0] < string(key) {
-			visit(pending[0])
-			pending = pending[1:]
+			visitPending()
+		}
+		if !more {
+			return false
 		}
 		if len(pending) > 0 && pending[0] == string(key) {
-			pending = pending[1:]
+			visitPending()
+			return more
 		}
-		if more {
-			visit(string(key))
-		}
+		e := s.table.recs[id].val
+		more = fn(key, &e)
 		return more
 	})
 	for more && len(pending) > 0 {
-		visit(pending[0])
-		pending = pending[1:]
+		visitPending()
 	}
-	return n
 }
 
 // overlayKeys returns the overlay's keys in the range, sorted.

@@ -142,6 +142,7 @@ func TestDeleteWhileFrozen(t *testing.T) {
 		require.False(t, ok, k)
 	}
 	require.Equal(t, []string{"b=again"}, rangeKeys(s, "", NoEnd, 0))
+	require.Equal(t, []wire.KeyValue{kv("b", "again", 8, 8, 1)}, versions(s), "b was created again")
 	snap := f.Encode()
 	s.Thaw()
 	require.Nil(t, s.overlay)
@@ -157,6 +158,7 @@ func TestDeleteWhileFrozen(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, s.Digest(), again.Digest())
 	require.Equal(t, []string{"b=again"}, rangeKeys(again, "", NoEnd, 0))
+	require.Equal(t, []wire.KeyValue{kv("b", "again", 8, 8, 1)}, versions(again))
 }
 
 // TestSnapshotKeepsByteKeys: empty, binary and long keys, and deletes,

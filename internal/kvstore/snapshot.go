@@ -113,18 +113,20 @@ func (f *Frozen) encode(b []byte, flush func([]byte) ([]byte, error)) ([]byte, e
 	var err error
 	full := func() bool { return flush != nil && len(b) >= writeChunk }
 	b = append(b, formatMark...)
-	b = append(b, keyedFormat)
+	b = append(b, revisionFormat)
 	b = binary.AppendUvarint(b, f.applied)
 	b = binary.AppendUvarint(b, f.clock)
 	b = binary.AppendUvarint(b, uint64(f.count))
 	for i := 1; i < len(f.recs); i++ {
 		r := &f.recs[i]
-		if r.val.deleted {
+		if r.val.deleted() {
 			continue // a free record
 		}
 		b = binary.AppendUvarint(b, uint64(r.key.n))
 		b = append(b, bytesAt(f.keyChunks[r.key.chunk], r.key)...)
 		b = binary.AppendUvarint(b, r.val.slot)
+		b = binary.AppendUvarint(b, r.val.create)
+		b = binary.AppendUvarint(b, uint64(r.val.version))
 		b = binary.AppendUvarint(b, uint64(r.val.n))
 		b = append(b, bytesAt(f.chunks[r.val.chunk], r.val.ref)...)
 		if full() {
@@ -162,7 +164,7 @@ func (f *Frozen) encode(b []byte, flush func([]byte) ([]byte, error)) ([]byte, e
 // size bounds the encoding's length: every varint at its widest.
 func (f *Frozen) size() int {
 	const varint = binary.MaxVarintLen64
-	n := len(formatMark) + 1 + 4*varint + f.count*3*varint + f.keyBytes + f.valueBytes
+	n := len(formatMark) + 1 + 4*varint + f.count*5*varint + f.keyBytes + f.valueBytes
 	for _, ss := range f.sessions {
 		n += 4 * varint
 		for _, r := range ss.results {
@@ -182,12 +184,22 @@ var errSnapshot = errors.New("kvstore: corrupt snapshot")
 // that index alone. So two zero bytes begin no older snapshot.
 const formatMark = "\x00\x00"
 
-// keyedFormat is the version whose keys are byte strings, each a length
-// and its bytes.
+// keyedFormat was the first version whose keys are byte strings, each a
+// length and its bytes. It kept no key's creation slot or version, which
+// transactions compare and which a replica that replayed the log would
+// have: Restore refuses it rather than make them up.
 const keyedFormat = 1
+
+// revisionFormat is keyedFormat with each key's creation slot and version
+// after the slot of its last write.
+const revisionFormat = 2
 
 // errOldFormat reports a snapshot of a version with integer keys.
 var errOldFormat = errors.New("kvstore: snapshot from a version with integer keys; its data cannot be read")
+
+// errNoRevisions reports a snapshot of keyedFormat.
+var errNoRevisions = errors.New("kvstore: snapshot from a version that kept no key's creation slot or version; " +
+	"its data cannot be restored as it would have been applied")
 
 // Restore replaces the state with a snapshot's.
 func Restore(b []byte) (*Store, error) {
@@ -197,7 +209,11 @@ func Restore(b []byte) (*Store, error) {
 		}
 		return nil, errSnapshot
 	}
-	if v := b[len(formatMark)]; v != keyedFormat {
+	switch v := b[len(formatMark)]; v {
+	case revisionFormat:
+	case keyedFormat:
+		return nil, errNoRevisions
+	default:
 		return nil, fmt.Errorf("%w: unknown format %d", errSnapshot, v)
 	}
 	r := reader{b: b[len(formatMark)+1:]}
@@ -206,9 +222,13 @@ func Restore(b []byte) (*Store, error) {
 	s.clock = r.uvarint()
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		k := string(r.alias())
-		slot := r.uvarint()
+		slot, create, version := r.uvarint(), r.uvarint(), r.uvarint()
 		v := r.alias()
 		if r.err != nil {
+			break
+		}
+		if version == 0 || version > maxVersion || create > slot {
+			r.err = fmt.Errorf("%w: key %q created at %d, written at %d, at version %d", errSnapshot, k, create, slot, version)
 			break
 		}
 		h, id := s.table.find(k)
@@ -218,9 +238,10 @@ func Restore(b []byte) (*Store, error) {
 		}
 		id = s.table.insert(h, k)
 		s.index.add(id)
-		s.table.recs[id].val = entry{slot: slot, ref: s.vals.put(id, v)}
+		e := entry{slot: slot, create: create, version: uint32(version), ref: s.vals.put(id, v)}
+		s.table.recs[id].val = e
 		s.keys++
-		s.digest ^= entryHash(k, slot, v)
+		s.digest ^= entryHash(k, &e, v)
 	}
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		id := r.uvarint()

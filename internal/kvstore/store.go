@@ -10,10 +10,18 @@ type Result struct {
 	Slot uint64
 }
 
-// Version is a key's latest write as the store has applied it.
+// Version is a key's latest write as the store has applied it, with the
+// key's revisions as etcd has them; all zero for an absent key.
 type Version struct {
 	Value []byte
-	Slot  uint64 // 0 when the key was never written
+	// Slot is the slot of the key's last write (etcd's mod_revision).
+	Slot uint64
+	// Create is the slot of the write that created the key, the first
+	// since it was last absent (etcd's create_revision).
+	Create uint64
+	// Version counts the key's writes since its creation, that one
+	// included (etcd's version); it stops at 2^32-1.
+	Version uint64
 }
 
 type session struct {
@@ -66,7 +74,11 @@ func (s *Store) Applied() uint64 { return s.applied }
 // Read returns the key's applied version.
 func (s *Store) Read(key string) (Version, bool) {
 	e, ok := s.lookup(key)
-	return Version{Value: s.vals.get(e.ref), Slot: e.slot}, ok
+	return s.version(&e), ok
+}
+
+func (s *Store) version(e *entry) Version {
+	return Version{Value: s.vals.get(e.ref), Slot: e.slot, Create: e.create, Version: uint64(e.version)}
 }
 
 // Outcome says what the session table knows of an operation.
@@ -170,9 +182,11 @@ func (s *Store) execute(slot uint64, op *wire.Op) Result {
 		s.put(slot, op.Key, op.Value)
 	case wire.Delete:
 		s.delete(op.Key)
+	case wire.Txn:
+		return s.executeTxn(slot, op.Value)
 	default:
-		v, ok := s.Read(op.Key)
-		return Result{Found: ok, Value: v.Value, Slot: slot}
+		e, ok := s.lookup(op.Key)
+		return Result{Found: ok, Value: s.vals.get(e.ref), Slot: slot}
 	}
 	// A write's result is its slot alone, a delete's too: whether the key
 	// was there is not reported, as a weak write's reply goes out before
@@ -201,9 +215,9 @@ func (ss *session) forgetBelow(seq uint64) {
 	}
 }
 
-// Digest summarises the key-value contents: equal maps give equal digests
-// regardless of the order writes were applied in. It is maintained
-// incrementally, so reading it is free.
+// Digest summarises the key-value contents, each key's Version included:
+// equal contents give equal digests regardless of the order writes were
+// applied in. It is maintained incrementally, so reading it is free.
 func (s *Store) Digest() uint64 { return s.digest }
 
 // Sessions returns the number of sessions in the session table: those
@@ -225,13 +239,18 @@ func (s *Store) Replies() int {
 func (s *Store) Len() int { return s.keys }
 
 // entryHash is FNV-1a over the key's length and bytes, the slot that
-// wrote it and the value: fixed across processes, so replicas running as
-// separate programs produce comparable digests. The length keeps the
-// boundary between key and slot where it is (key "ab" is not key "a"
-// followed by other bytes). The slot makes a write applied twice show
-// even when it wrote the value the key held: the second time, at a later
-// slot.
-func entryHash(key string, slot uint64, value []byte) uint64 {
+// wrote it, its creation slot and version and the value: fixed across
+// processes, so replicas running as separate programs produce comparable
+// digests. The length keeps the boundary between key and slot where it is
+// (key "ab" is not key "a" followed by other bytes). The slot makes a
+// write applied twice show even when it wrote the value the key held: the
+// second time, at a later slot.
+//
+// The creation slot and the version go in a word at a time rather than a
+// byte, two steps rather than sixteen on every write: each step is a
+// bijection of the hash so far for a given input, and of the input for a
+// given hash, so two entries that differ in either alone still hash apart.
+func entryHash(key string, e *entry, value []byte) uint64 {
 	const prime = 1099511628211
 	h := uint64(14695981039346656037)
 	n := uint64(len(key))
@@ -242,8 +261,10 @@ func entryHash(key string, slot uint64, value []byte) uint64 {
 		h = (h ^ uint64(key[i])) * prime
 	}
 	for i := 0; i < 8; i++ {
-		h = (h ^ (slot >> (8 * i) & 0xff)) * prime
+		h = (h ^ (e.slot >> (8 * i) & 0xff)) * prime
 	}
+	h = (h ^ e.create) * prime
+	h = (h ^ uint64(e.version)) * prime
 	for _, c := range value {
 		h = (h ^ uint64(c)) * prime
 	}

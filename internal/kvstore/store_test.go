@@ -48,22 +48,28 @@ func TestForgetAcknowledged(t *testing.T) {
 	require.True(t, res.Found)
 }
 
-// TestDigestIsTheContents: the digest covers each key's value and the
-// slot that wrote it, not how the store got there; a write applied at
-// another slot, even of the same value, shows.
+// TestDigestIsTheContents: the digest covers each key's value, the slot
+// that wrote it, its creation slot and its version, not how the store got
+// there; a write applied at another slot, even of the same value, shows,
+// and so does a key written more often or created at another slot.
 func TestDigestIsTheContents(t *testing.T) {
-	a, b, c := New(), New(), New()
+	a, b, c, d := New(), New(), New(), New()
 	a.Apply(1, put(1, 1, 1, "x"), 0)
-	a.Apply(3, put(1, 2, 2, "y"), 0)
-	b.Apply(1, put(1, 1, 1, "x"), 0)
-	b.Apply(2, put(1, 2, 2, "w"), 0)
-	b.Apply(3, put(1, 3, 2, "y"), 0)
-	require.Equal(t, a.Digest(), b.Digest())
-	b.Apply(4, put(1, 4, 2, "z"), 0)
+	a.Apply(4, put(1, 2, 2, "y"), 0)
+	b.Apply(2, put(1, 1, 2, "w"), 0)
+	b.Apply(3, &wire.Op{ID: wire.OpID{Session: 1, Seq: 2}, Kind: wire.Delete, Key: keyOf(2)}, 0)
+	b.Apply(4, put(1, 3, 2, "y"), 0)
+	b.Apply(1, put(1, 4, 1, "x"), 0) // out of slot order
+	require.Equal(t, a.Digest(), b.Digest(), "key 2 was created again at 4, and key 1 written once at 1")
+	b.Apply(5, put(1, 5, 2, "z"), 0)
 	require.NotEqual(t, a.Digest(), b.Digest())
 	c.Apply(1, put(1, 1, 1, "x"), 0)
 	c.Apply(2, put(1, 2, 2, "y"), 0)
 	require.NotEqual(t, a.Digest(), c.Digest(), "the same value written at another slot")
+	d.Apply(1, put(1, 1, 1, "x"), 0)
+	d.Apply(3, put(1, 2, 2, "y"), 0)
+	d.Apply(4, put(1, 3, 2, "y"), 0)
+	require.NotEqual(t, a.Digest(), d.Digest(), "the same value at the same slot, at version 2 and created at 3")
 }
 
 func TestSnapshotRoundTrip(t *testing.T) {
@@ -71,11 +77,13 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	s.Apply(1, put(7, 1, 9, "a"), 0)
 	s.Apply(2, get(7, 2, 9), 0)
 	s.Apply(3, put(8, 1, 4, ""), 0)
+	s.Apply(4, put(8, 2, 9, "b"), 0)
 	r, err := Restore(s.Snapshot())
 	require.NoError(t, err)
 	require.Equal(t, s.Digest(), r.Digest())
 	require.Equal(t, s.Applied(), r.Applied())
 	require.Equal(t, s.Len(), r.Len())
+	require.Equal(t, []wire.KeyValue{kv(keyOf(4), "", 3, 3, 1), kv(keyOf(9), "b", 1, 4, 2)}, versions(r))
 	_, dup := r.Apply(4, put(7, 1, 9, "a"), 0)
 	require.True(t, dup, "the session table survives the snapshot")
 	snap := s.Snapshot()
@@ -174,6 +182,19 @@ func TestOldSnapshotsAreRefused(t *testing.T) {
 	require.ErrorIs(t, err, errSnapshot)
 	_, err = Restore([]byte(formatMark + "\x07"))
 	require.ErrorContains(t, err, "unknown format 7")
+
+	// The first keyed format, whose keys had no creation slot or version:
+	// applied 300, clock 0, one key "a" written at 299 with "v", no
+	// session.
+	keyed := []byte(formatMark + "\x01" + "\xac\x02\x00\x01" + "\x01a\xab\x02\x01v" + "\x00")
+	_, err = Restore(keyed)
+	require.ErrorIs(t, err, errNoRevisions)
+	s := New()
+	s.Apply(299, putKey(299, "a", "v"), 0)
+	s.Apply(300, get(1, 1, 1), 0)
+	s.sessions = map[uint64]*session{}
+	require.Equal(t, string(keyed[3:11])+"\xab\x02\x01"+string(keyed[11:]), string(s.Snapshot()[3:]),
+		"the keyed format is this one without the creation slot and version")
 }
 
 // BenchmarkSnapshot encodes a state of 200,000 keys of 100 bytes and 1,500
@@ -251,12 +272,19 @@ func TestFrozenStateIsEncodedWhileTheStoreApplies(t *testing.T) {
 	for k := range uint64(1500) {
 		v, _ := s.Read(keyOf(k))
 		require.Equal(t, "new", string(v.Value))
+		if k < 1000 {
+			require.Equal(t, Version{Value: []byte("new"), Slot: 1001 + k, Create: k + 1, Version: 2}, v, "overwritten while frozen")
+		} else {
+			require.Equal(t, Version{Value: []byte("new"), Slot: 1001 + k, Create: 1001 + k, Version: 1}, v, "created while frozen")
+		}
 	}
 
 	r, err := Restore(snap)
 	require.NoError(t, err)
 	require.Equal(t, 1000, r.Len())
 	require.Equal(t, before, r.Digest(), "the snapshot holds a write made after the freeze")
+	v, _ := r.Read(keyOf(7))
+	require.Equal(t, Version{Value: []byte("old"), Slot: 8, Create: 8, Version: 1}, v)
 	require.Equal(t, uint64(1000), r.Applied())
 	_, outcome := r.Lookup(wire.OpID{Session: 2, Seq: 1})
 	require.Equal(t, Unknown, outcome, "the snapshot's session table holds a write made after the freeze")

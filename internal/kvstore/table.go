@@ -7,14 +7,17 @@ import (
 
 // rec is a key's record in the table: where its bytes and its latest value
 // live, and the next record whose key hashes alike.
+//
+// A record is 64 bytes, a cache line, with no padding: the fields are in
+// the order that keeps it so.
 type rec struct {
-	val entry // val.deleted marks a free record
-	key ref   // in the table's key arena
+	val  entry // val.deleted() marks a free record
+	key  ref   // in the table's key arena
+	next uint32
 	// head is the key's first 16 bytes, zero-padded: a lookup compares it
 	// and the length before the key's bytes, which a key of at most 16
 	// bytes then never needs (they live in another cache line).
 	head keyHead
-	next uint32
 }
 
 // keyTable maps keys to records without a pointer the garbage collector
@@ -108,7 +111,7 @@ func (t *keyTable) unlink(key string) uint32 {
 // release frees an unlinked record and its key's bytes.
 func (t *keyTable) release(id uint32) {
 	t.keys.release(t.recs[id].key)
-	t.recs[id] = rec{val: entry{deleted: true}}
+	t.recs[id] = rec{} // its zero entry marks it free
 	t.free = append(t.free, id)
 }
 

@@ -22,7 +22,7 @@ func checkChunks(t *testing.T, s *Store) {
 		vals = append(vals, e.ref)
 	}
 	for _, r := range s.table.recs[1:] {
-		if !r.val.deleted {
+		if !r.val.deleted() {
 			keys = append(keys, r.key)
 		}
 	}
@@ -51,7 +51,7 @@ func checkChunks(t *testing.T, s *Store) {
 func (s *Store) entries() map[string]entry {
 	m := make(map[string]entry)
 	for id, r := range s.table.recs {
-		if id != 0 && !r.val.deleted {
+		if id != 0 && !r.val.deleted() {
 			m[string(s.table.keyOf(uint32(id)))] = r.val
 		}
 	}
@@ -68,6 +68,8 @@ func TestOverwrittenValuesAreReclaimed(t *testing.T) {
 	const keys = 20_000
 	latest := make(map[uint64][]byte)
 	wroteAt := make(map[uint64]uint64)
+	createdAt := make(map[uint64]uint64)
+	writes := make(map[uint64]uint32)
 	first, _ := s.Read(keyOf(0))
 	require.Nil(t, first.Value)
 	var kept, keptCopy []byte
@@ -81,6 +83,10 @@ func TestOverwrittenValuesAreReclaimed(t *testing.T) {
 		s.Apply(slot, &wire.Op{ID: wire.OpID{Session: 1, Seq: slot}, Kind: wire.Put, Key: keyOf(k), Value: v}, slot)
 		latest[k] = v
 		wroteAt[k] = slot
+		if writes[k] == 0 {
+			createdAt[k] = slot
+		}
+		writes[k]++
 		if slot == 1000 {
 			r, _ := s.Read(keyOf(k))
 			kept, keptCopy, keptAt = r.Value, bytes.Clone(r.Value), s.entries()[keyOf(k)]
@@ -89,14 +95,15 @@ func TestOverwrittenValuesAreReclaimed(t *testing.T) {
 	}
 	checkChunks(t, s)
 	require.Less(t, len(s.vals.chunks), 3*s.vals.live/chunkSize+4, "dropped chunks' ids are reused")
-	fresh := New()
+	digest := uint64(0)
 	for k, v := range latest {
 		got, ok := s.Read(keyOf(k))
 		require.True(t, ok)
 		require.Equal(t, v, got.Value, "key %d", k)
-		fresh.Apply(wroteAt[k], &wire.Op{ID: wire.OpID{Session: 1, Seq: wroteAt[k]}, Kind: wire.Put, Key: keyOf(k), Value: v}, 0)
+		require.Equal(t, Version{Value: v, Slot: wroteAt[k], Create: createdAt[k], Version: uint64(writes[k])}, got, "key %d", k)
+		digest ^= entryHash(keyOf(k), &entry{slot: wroteAt[k], create: createdAt[k], version: writes[k]}, v)
 	}
-	require.Equal(t, fresh.Digest(), s.Digest())
+	require.Equal(t, digest, s.Digest())
 	now := s.vals.chunks[keptAt.chunk].bytes
 	require.False(t, len(now) > int(keptAt.off) && &now[keptAt.off] == &kept[0], "the chunk read at slot 1000 was never dropped")
 	require.Equal(t, keptCopy, kept, "a value read before its chunk was dropped changed")

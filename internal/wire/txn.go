@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // Transaction is the program of an operation of kind [Txn]: etcd's transaction.
@@ -105,6 +106,11 @@ type TxnResult struct {
 
 // Validate reports what makes t a program no replica should be asked to
 // run; replicas run a valid one identically.
+//
+// As etcd's, a branch may write a key once: two puts of one key, or a put
+// of a key that a delete of the same branch removes, in either order, are
+// refused. A key a transaction writes then has one version per slot, as
+// it would have in etcd, where a transaction is one revision.
 func (t *Transaction) Validate() error {
 	for _, c := range t.Compares {
 		if c.Target > maxCompareTarget || c.Result > maxCompareResult {
@@ -119,6 +125,51 @@ func (t *Transaction) Validate() error {
 			if o.Kind == Put && o.End != "" {
 				return fmt.Errorf("wire: a put has no range end")
 			}
+		}
+		if err := checkWrites(ops); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkWrites refuses a branch that writes a key twice (see Validate), in
+// O(n log n) for n operations: the puts' keys sorted, each delete finds
+// the first at or after its start.
+func checkWrites(ops []TxnOp) error {
+	var puts []string
+	deletes := false
+	for i := range ops {
+		switch ops[i].Kind {
+		case Put:
+			puts = append(puts, ops[i].Key)
+		case Delete:
+			deletes = true
+		}
+	}
+	if len(puts) == 0 || len(puts) == 1 && !deletes {
+		return nil
+	}
+	slices.Sort(puts)
+	for i := 1; i < len(puts); i++ {
+		if puts[i] == puts[i-1] {
+			return fmt.Errorf("wire: a transaction puts key %q twice", puts[i])
+		}
+	}
+	for i := range ops {
+		o := &ops[i]
+		if o.Kind != Delete {
+			continue
+		}
+		j, _ := slices.BinarySearch(puts, o.Key)
+		if j == len(puts) {
+			continue
+		}
+		// The range conventions of TxnOp: End empty is Key alone, "\x00"
+		// every key from Key on.
+		k := puts[j]
+		if o.End == "" && k == o.Key || o.End == "\x00" || o.End != "" && k < o.End {
+			return fmt.Errorf("wire: a transaction puts key %q and deletes it", k)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -49,6 +50,7 @@ func TestTxnRefusesWhatNoReplicaShouldRun(t *testing.T) {
 		{Compares: []Compare{{Key: "a", Target: maxCompareTarget + 1}}},
 		{Compares: []Compare{{Key: "a", Result: maxCompareResult + 1}}},
 	}
+	bad = append(bad, writesTwice()...)
 	for _, txn := range bad {
 		if txn.Validate() == nil {
 			t.Errorf("%+v validated", txn)
@@ -93,4 +95,50 @@ func FuzzTxn(f *testing.F) {
 			}
 		}
 	})
+}
+
+// writesTwice are programs whose branch writes a key twice.
+func writesTwice() []*Transaction {
+	put := func(k string) TxnOp { return TxnOp{Kind: Put, Key: k, Value: []byte("v")} }
+	del := func(k, end string) TxnOp { return TxnOp{Kind: Delete, Key: k, End: end} }
+	return []*Transaction{
+		{Then: []TxnOp{put("a"), put("b"), put("a")}},
+		{Else: []TxnOp{put("a"), {Kind: Get, Key: "a"}, put("a")}},
+		{Then: []TxnOp{put(""), put("")}},
+		{Then: []TxnOp{put("a"), del("a", "")}},
+		{Then: []TxnOp{del("a", ""), put("a")}},
+		{Then: []TxnOp{put("b"), del("a", "c")}},
+		{Then: []TxnOp{del("a", "c"), put("a")}},
+		{Then: []TxnOp{put("a"), put("zz"), del("y", "\x00")}},
+		{Then: []TxnOp{del("", "\x00"), put("")}},
+	}
+}
+
+// TestTxnWritesAKeyOnce: as etcd's, a branch may not put a key twice nor
+// put a key a delete of its own removes (see writesTwice); one that writes
+// each key once is valid, whatever it reads, and so is a key written
+// once in each branch.
+func TestTxnWritesAKeyOnce(t *testing.T) {
+	for _, txn := range writesTwice() {
+		err := txn.Validate()
+		if err == nil || !strings.Contains(err.Error(), "key") {
+			t.Errorf("%+v: %v", txn, err)
+		}
+	}
+	put := func(k string) TxnOp { return TxnOp{Kind: Put, Key: k, Value: []byte("v")} }
+	del := func(k, end string) TxnOp { return TxnOp{Kind: Delete, Key: k, End: end} }
+	good := []*Transaction{
+		{Then: []TxnOp{put("a"), {Kind: Get, Key: "a"}, put("b")}, Else: []TxnOp{put("a"), put("b")}},
+		{Then: []TxnOp{put("a"), del("ab", "")}},
+		{Then: []TxnOp{put("a"), put("c"), del("b", "c")}},
+		{Then: []TxnOp{put("c"), del("a", "c"), del("b", "c"), del("a", "")}},
+		{Then: []TxnOp{put(""), del("\x00", "\x00")}},
+		{Then: []TxnOp{put("a"), del("b", "a")}}, // an empty range
+		{Then: []TxnOp{del("a", ""), del("a", "b")}},
+	}
+	for _, txn := range good {
+		if err := txn.Validate(); err != nil {
+			t.Errorf("%+v: %v", txn, err)
+		}
+	}
 }
