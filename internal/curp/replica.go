@@ -338,7 +338,7 @@ func (r *Replica) appended(index uint64, req *wire.Request) Speculative {
 		Witnesses: r.wit.vouched}
 	if !conflict && !op.Kind.IsWrite() {
 		v, found := r.Store().Read(op.Key)
-		rep.Found, rep.Value = found, v.Value
+		rep.Found, rep.Value, rep.Revision = found, v.Value, v.Revision()
 	}
 	return Speculative{To: to, Op: op, Reply: rep}
 }

@@ -131,7 +131,7 @@ func (x *Replica) weakRead(op *wire.Op) *wire.Reply {
 		return rep
 	}
 	v, found := st.Read(op.Key)
-	rep.Found, rep.Value, rep.Slot = found, v.Value, v.Slot
+	rep.Found, rep.Value, rep.Slot, rep.Revision = found, v.Value, v.Slot, v.Revision()
 	return rep
 }
 

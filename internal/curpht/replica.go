@@ -84,7 +84,7 @@ func (x *Replica) answer(from wire.NodeID, req *wire.Request, v readgate.Verdict
 	st := x.Store()
 	val, found := st.Read(req.Op.Key)
 	x.ReplyNow(from, &wire.Reply{Kind: wire.ReplyWeak, ID: req.Op.ID, Ok: true,
-		Found: found, Value: val.Value, Slot: val.Slot, Applied: st.Applied()})
+		Found: found, Value: val.Value, Revision: val.Revision(), Slot: val.Slot, Applied: st.Applied()})
 }
 
 // Ready implements protocol.Replica: CURP's round, with the gate told of

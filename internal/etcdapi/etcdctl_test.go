@@ -26,7 +26,7 @@ func TestEtcdctl(t *testing.T) {
 				require.Equal(t, "OK\n", ctl("", "put", kv[0], kv[1]))
 			}
 			require.Equal(t, "app/a\n1\napp/b\n2\n", ctl("", "get", "app/", "--prefix"))
-			require.Equal(t, "app/a\napp/b\n", ctl("", "get", "app/", "--prefix", "--keys-only", "--consistency=s"))
+			require.Equal(t, "app/a\n\napp/b\n\n", ctl("", "get", "app/", "--prefix", "--keys-only", "--consistency=s"))
 			require.Equal(t, "app/a\n1\n", ctl("", "get", "app/", "--prefix", "--limit=1"))
 			require.Contains(t, ctl("", "get", "app/", "--prefix", "--count-only", "-w", "fields"), `"Count" : 2`)
 

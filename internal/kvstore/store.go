@@ -6,6 +6,8 @@ import "github.com/hybridkv/hybridkv/internal/wire"
 type Result struct {
 	Found bool
 	Value []byte
+	// Revision is the key's version a Get found, as etcd counts it.
+	Revision wire.Revision
 	// Slot is the log index the operation was applied at.
 	Slot uint64
 }
@@ -75,6 +77,11 @@ func (s *Store) Applied() uint64 { return s.applied }
 func (s *Store) Read(key string) (Version, bool) {
 	e, ok := s.lookup(key)
 	return s.version(&e), ok
+}
+
+// Revision is the version's revisions as a reply carries them.
+func (v *Version) Revision() wire.Revision {
+	return wire.Revision{Mod: v.Slot, Create: v.Create, Version: v.Version}
 }
 
 func (s *Store) version(e *entry) Version {
@@ -186,7 +193,7 @@ func (s *Store) execute(slot uint64, op *wire.Op) Result {
 		return s.executeTxn(slot, op.Value)
 	default:
 		e, ok := s.lookup(op.Key)
-		return Result{Found: ok, Value: s.vals.get(e.ref), Slot: slot}
+		return Result{Found: ok, Value: s.vals.get(e.ref), Revision: e.revision(), Slot: slot}
 	}
 	// A write's result is its slot alone, a delete's too: whether the key
 	// was there is not reported, as a weak write's reply goes out before

@@ -1,5 +1,7 @@
 package kvstore
 
+import "github.com/hybridkv/hybridkv/internal/wire"
+
 // The store keeps its values, and its keys' bytes, in large byte chunks
 // rather than one heap object each, and indexes them by structures that
 // hold no pointers (see keyTable): the garbage collector then neither
@@ -53,6 +55,15 @@ type entry struct {
 	create uint64
 	ref
 	version uint32
+}
+
+// revision is the entry's revisions; zero for an entry that stands for
+// no key.
+func (e *entry) revision() wire.Revision {
+	if e.deleted() {
+		return wire.Revision{}
+	}
+	return wire.Revision{Mod: e.slot, Create: e.create, Version: uint64(e.version)}
 }
 
 // maxVersion is the highest version a key reaches (see entry).

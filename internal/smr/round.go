@@ -228,7 +228,7 @@ func (r *Replica) apply(index uint64, data []byte) (Event, bool) {
 		delete(r.clients, op.ID)
 		if r.log.IsLeader() {
 			reply = &wire.Reply{Kind: wire.ReplySync, ID: op.ID, Ok: true,
-				Found: res.Found, Value: res.Value, Slot: res.Slot, Applied: index}
+				Found: res.Found, Value: res.Value, Revision: res.Revision, Slot: res.Slot, Applied: index}
 		}
 	}
 	r.reply, r.replyTo, r.unfinished = reply, to, afterApply
