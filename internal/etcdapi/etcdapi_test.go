@@ -185,23 +185,35 @@ func requireUnimplemented(t *testing.T, err error, says string) {
 // TestWeakWritesAndSharedSessions: a write whose metadata asks for weak
 // consistency is a weak write, and two connections naming one session
 // share its guarantees: the second reads the first's weak write with a
-// serializable read at once (read-your-writes).
+// serializable read at once (read-your-writes), under every protocol (the
+// ones without a weak path serve both as strong).
 func TestWeakWritesAndSharedSessions(t *testing.T) {
-	a, g := startGateway(t, "curp-ho")
-	b := dial(t, g)
-	shared := metadata.AppendToOutgoingContext(ctx(t), "hybridkv-session", "s1", "hybridkv-consistency", "weak")
-	for i := range 20 {
-		v := string(rune('a' + i))
-		_, err := a.Put(shared, "k", v)
-		require.NoError(t, err)
-		got, err := b.Get(shared, "k", clientv3.WithSerializable())
-		require.NoError(t, err)
-		require.Len(t, got.Kvs, 1)
-		require.Equal(t, v, string(got.Kvs[0].Value), "the shared session did not read its own write")
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) {
+			a, g := startGateway(t, proto)
+			b := dial(t, g)
+			shared := metadata.AppendToOutgoingContext(ctx(t), "hybridkv-session", "s1", "hybridkv-consistency", "weak")
+			for i := range 20 {
+				v := string(rune('a' + i))
+				_, err := a.Put(shared, "k", v)
+				require.NoError(t, err)
+				got, err := b.Get(shared, "k", clientv3.WithSerializable())
+				require.NoError(t, err)
+				require.Len(t, got.Kvs, 1)
+				require.Equal(t, v, string(got.Kvs[0].Value), "the shared session did not read its own write")
+			}
+			served := g.Served()
+			if proto == "curp-ht" || proto == "curp-ho" {
+				require.Regexp(t, `put: 20 ops.*paths weak 20 \(100.0%\)\n`, served, "the writes took the weak path")
+				require.Regexp(t, `range: 20 ops.*paths weak 20 \(100.0%\)\n`, served, "the reads took the weak path")
+			}
+			bad := metadata.AppendToOutgoingContext(ctx(t), "hybridkv-consistency", "eventual")
+			_, err := a.Put(bad, "k", "v")
+			require.Equal(t, codes.InvalidArgument, status.Code(err))
+			_, err = a.Txn(metadata.AppendToOutgoingContext(ctx(t), "hybridkv-consistency", "weak")).Commit()
+			require.Equal(t, codes.InvalidArgument, status.Code(err), "a weak transaction")
+		})
 	}
-	bad := metadata.AppendToOutgoingContext(ctx(t), "hybridkv-consistency", "eventual")
-	_, err := a.Put(bad, "k", "v")
-	require.Equal(t, codes.InvalidArgument, status.Code(err))
 }
 
 // TestStatusAndMembers: what etcdctl endpoint status and member list show.
