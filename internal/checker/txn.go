@@ -489,26 +489,20 @@ const (
 )
 
 // compareFact returns what compare c, known to have held or failed (holds),
-// tells of its key. An absent key's value is empty and its version, create
-// and mod slots 0, as in etcd; a present key's are 1 or more, and its value
-// may be empty too, so an empty value tells nothing.
+// tells of its key. As in etcd, an absent key's version, create and mod
+// slots are 0 and a present key's 1 or more; a value compare on an absent
+// key fails whatever it asks, so one that held found the key present (with
+// the compare's value, if it asked for equality) and one that failed tells
+// nothing.
 func compareFact(c *wire.Compare, holds bool) fact {
 	if c.Target == wire.CompareValue {
-		switch c.Result {
-		case wire.Equal, wire.NotEqual:
-			equal := (c.Result == wire.Equal) == holds
-			switch {
-			case equal && len(c.Value) > 0:
-				return factValue
-			case !equal && len(c.Value) == 0:
-				return factPresent
-			}
-		case wire.Greater:
-			if holds && len(c.Value) == 0 {
-				return factPresent
-			}
+		switch {
+		case !holds:
+			return factNone
+		case c.Result == wire.Equal:
+			return factValue
 		}
-		return factNone
+		return factPresent
 	}
 	n := c.Number
 	var at0 bool

@@ -60,6 +60,10 @@ func genTxn(rng *rand.Rand, c genConfig, session, seq uint64) *wire.Transaction 
 				}
 			}
 			o.PrevKV = o.Kind != wire.Get && rng.IntN(2) == 0
+			if o.Kind != wire.Get && writesAgain(ops[:j], o) {
+				// A branch writes a key once (wire.Transaction.Validate).
+				o.Kind, o.Value, o.PrevKV = wire.Get, nil, false
+			}
 		}
 		return ops
 	}
@@ -68,6 +72,31 @@ func genTxn(rng *rand.Rand, c genConfig, session, seq uint64) *wire.Transaction 
 		t.Else = branch(1)
 	}
 	return t
+}
+
+// writesAgain reports whether write o touches a key an earlier write of
+// its branch wrote: a put of a key put before or inside a deleted span, a
+// delete of a span holding a key put before.
+func writesAgain(earlier []wire.TxnOp, o *wire.TxnOp) bool {
+	in := func(key string, d *wire.TxnOp) bool {
+		switch {
+		case d.End == "":
+			return key == d.Key
+		case d.End == "\x00":
+			return key >= d.Key
+		}
+		return key >= d.Key && key < d.End
+	}
+	for i := range earlier {
+		e := &earlier[i]
+		switch {
+		case e.Kind == wire.Put && o.Kind == wire.Put && e.Key == o.Key,
+			e.Kind == wire.Put && o.Kind == wire.Delete && in(e.Key, o),
+			e.Kind == wire.Delete && o.Kind == wire.Put && in(o.Key, e):
+			return true
+		}
+	}
+	return false
 }
 
 // runTxn runs program t on the state read gives, writing with write (a

@@ -56,13 +56,18 @@ func (s *Store) executeTxn(slot uint64, program []byte) Result {
 	return Result{Found: succeeded, Value: wire.AppendTxnResult(nil, &res), Slot: slot}
 }
 
-// holds reports whether the key's current version passes the compare. An
-// absent key's value is empty and its numbers are 0; the operand is on
-// the right: Less holds when the key's value or number is below it.
-// Values compare bytewise.
+// holds reports whether the key's current version passes the compare, as
+// etcd's Txn has it: an absent key's version, create and mod slots are 0,
+// and a value compare on an absent key fails whatever its result and
+// operand (etcd's gRPC cannot tell an absent value from an empty one). The
+// operand is on the right: Less holds when the key's value or number is
+// below it. Values compare bytewise.
 func (s *Store) holds(c *wire.Compare) bool {
 	e, ok := s.lookup(c.Key)
 	if !ok {
+		if c.Target == wire.CompareValue {
+			return false
+		}
 		e = entry{}
 	}
 	var order int

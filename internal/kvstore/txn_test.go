@@ -81,11 +81,13 @@ func TestTxnCompares(t *testing.T) {
 		{"value greater", []wire.Compare{value("a", wire.Greater, "x")}, true},
 		{"value greater, longer", []wire.Compare{value("a", wire.Greater, "yy")}, false},
 		{"value greater, bytewise", []wire.Compare{value("a", wire.Greater, "Y\xff")}, true},
-		{"absent value equal empty", []wire.Compare{value("b", wire.Equal, "")}, true},
+		// As etcd: a value compare on an absent key fails, whatever it asks.
+		{"absent value equal empty", []wire.Compare{value("b", wire.Equal, "")}, false},
 		{"absent value not equal empty", []wire.Compare{value("b", wire.NotEqual, "")}, false},
-		{"absent value less", []wire.Compare{value("b", wire.Less, "\x00")}, true},
+		{"absent value less", []wire.Compare{value("b", wire.Less, "\x00")}, false},
 		{"absent value greater", []wire.Compare{value("b", wire.Greater, "")}, false},
-		{"never written value", []wire.Compare{value("nope", wire.Equal, "")}, true},
+		{"absent value not equal x", []wire.Compare{value("b", wire.NotEqual, "x")}, false},
+		{"never written value", []wire.Compare{value("nope", wire.Equal, "")}, false},
 		{"version equal", []wire.Compare{number("a", wire.CompareVersion, wire.Equal, 2)}, true},
 		{"version not equal", []wire.Compare{number("a", wire.CompareVersion, wire.NotEqual, 2)}, false},
 		{"version less", []wire.Compare{number("a", wire.CompareVersion, wire.Less, 3)}, true},
@@ -483,7 +485,11 @@ func (m model) keys(key, end string) []string {
 func (m model) txn(slot uint64, t *wire.Transaction) *wire.TxnResult {
 	res := &wire.TxnResult{Succeeded: true}
 	for _, c := range t.Compares {
-		kv := m[c.Key]
+		kv, present := m[c.Key]
+		if !present && c.Target == wire.CompareValue {
+			res.Succeeded = false // etcd's rule for a value compare on an absent key
+			break
+		}
 		var order int
 		switch c.Target {
 		case wire.CompareValue:

@@ -47,8 +47,9 @@ const (
 	maxCompareResult = Greater
 )
 
-// Compare tests one key's latest version. An absent key's value is empty
-// and its numbers are 0, as etcd has them.
+// Compare tests one key's latest version, as etcd's compares do: an
+// absent key's numbers are 0, and a value compare on an absent key fails
+// whatever its result and operand.
 type Compare struct {
 	Key    string
 	Target CompareTarget
