@@ -447,13 +447,16 @@ func TestCheckerCatchesMutations(t *testing.T) {
 		{"CURP-HO replicas empty a deleted key", "curp-ho", mutation{replica: emptyOnDelete, deletes: true}},
 		{"CURP-HT replicas empty a deleted key", "curp-ht", mutation{replica: emptyOnDelete, deletes: true}},
 		{"CURP-HO reads a pooled delete as a value", "curp-ho", mutation{replica: foundPooledDeletes, deletes: true}},
+		{"Raft replicas run a transaction's else branch when its compares hold", "raft", mutation{replica: elseWhenHeld, txns: true}},
+		{"CURP-HO transactions' range reads miss their own earlier writes", "curp-ho", mutation{replica: hideOwnWrites, txns: true}},
+		{"CURP-HT replicas apply a transaction's puts but not its deletes", "curp-ht", mutation{replica: txnPutsOnly, txns: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			for seed := uint64(1); seed <= 100; seed++ {
 				res := checkedRun(t, tc.protocol, 3, seed, tc.mutation)
 				if !res.Clean() {
-					t.Logf("caught at seed %d: %v", seed, res.Violations[0].Property)
+					t.Logf("caught at seed %d: %v %s", seed, res.Violations[0].Property, res.Violations[0].Detail)
 					return
 				}
 			}
@@ -595,6 +598,113 @@ func (d *deleteRewriter) Step(from wire.NodeID, m wire.Message) {
 		m = &c
 	}
 	d.Replica.Step(from, m)
+}
+
+// txnRewriter rewrites the programs of the transactions a replica is
+// sent, and the answers it gives them.
+type txnRewriter struct {
+	protocol.Replica
+	program func(*wire.Transaction)
+	answer  func(*wire.Transaction, *wire.TxnResult)
+	// programs holds the programs of the transactions the replica was
+	// sent, as their clients wrote them.
+	programs map[wire.OpID]*wire.Transaction
+}
+
+func (x *txnRewriter) Step(from wire.NodeID, m wire.Message) {
+	if req, ok := m.(*wire.Request); ok && req.Op.Kind == wire.Txn {
+		if t, err := wire.DecodeTxn(req.Op.Value); err == nil {
+			x.programs[req.Op.ID] = t
+			if x.program != nil {
+				c := *req
+				t, _ := wire.DecodeTxn(req.Op.Value)
+				x.program(t)
+				c.Op.Value = wire.AppendTxn(nil, t)
+				m = &c
+			}
+		}
+	}
+	x.Replica.Step(from, m)
+}
+
+func (x *txnRewriter) Ready() protocol.Ready {
+	rd := x.Replica.Ready()
+	if x.answer == nil {
+		return rd
+	}
+	for _, envs := range [][]wire.Envelope{rd.Messages, rd.After} {
+		for i := range envs {
+			rep, ok := envs[i].Msg.(*wire.Reply)
+			if !ok || len(rep.Value) == 0 || x.programs[rep.ID] == nil {
+				continue
+			}
+			res, err := wire.DecodeTxnResult(rep.Value)
+			if err != nil {
+				continue
+			}
+			c := *rep
+			x.answer(x.programs[rep.ID], res)
+			c.Found, c.Value = res.Succeeded, wire.AppendTxnResult(nil, res)
+			envs[i].Msg = &c
+		}
+	}
+	return rd
+}
+
+// elseWhenHeld makes replicas run a transaction's else branch when its
+// compares hold, and its then branch when they fail: they log the program
+// with its branches the other way round, and answer that the compares
+// failed when they held, and the other way round.
+func elseWhenHeld(r protocol.Replica) protocol.Replica {
+	return &txnRewriter{Replica: r, programs: map[wire.OpID]*wire.Transaction{},
+		program: func(t *wire.Transaction) { t.Then, t.Else = t.Else, t.Then },
+		answer:  func(_ *wire.Transaction, res *wire.TxnResult) { res.Succeeded = !res.Succeeded }}
+}
+
+// hideOwnWrites makes replicas answer a transaction's range reads as if
+// the branch's earlier puts had not happened: a key the branch put before
+// is missing from a later range read's answer.
+func hideOwnWrites(r protocol.Replica) protocol.Replica {
+	return &txnRewriter{Replica: r, programs: map[wire.OpID]*wire.Transaction{},
+		answer: func(t *wire.Transaction, res *wire.TxnResult) {
+			ops := t.Then
+			if !res.Succeeded {
+				ops = t.Else
+			}
+			put := map[string]bool{}
+			for j, o := range ops {
+				switch {
+				case o.Kind == wire.Put:
+					put[o.Key] = true
+				case o.Kind == wire.Get && j < len(res.Results):
+					r := &res.Results[j]
+					kept := r.KVs[:0]
+					for _, kv := range r.KVs {
+						if put[kv.Key] {
+							r.Count--
+							continue
+						}
+						kept = append(kept, kv)
+					}
+					r.KVs = kept
+				}
+			}
+		}}
+}
+
+// txnPutsOnly makes replicas take a transaction's deletes for range reads
+// of their keys: its puts take effect, its deletes do not.
+func txnPutsOnly(r protocol.Replica) protocol.Replica {
+	return &txnRewriter{Replica: r, programs: map[wire.OpID]*wire.Transaction{},
+		program: func(t *wire.Transaction) {
+			for _, ops := range [][]wire.TxnOp{t.Then, t.Else} {
+				for j := range ops {
+					if o := &ops[j]; o.Kind == wire.Delete {
+						o.Kind, o.CountOnly, o.PrevKV = wire.Get, !o.PrevKV, false
+					}
+				}
+			}
+		}}
 }
 
 // forgetfulHT is a CURP-HT client whose sessions remember nothing of what
