@@ -1,5 +1,10 @@
 package curp
 
+import (
+	"github.com/hybridkv/hybridkv/internal/kvstore"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
 // broken re-introduces, for mutation tests, bugs the protocols once had, so
 // the checked simulation can show that it catches each of them. Only a
 // build with the mutations tag can set it (see Break); in every other build
@@ -26,4 +31,29 @@ type mutationFlags struct {
 	// repliesBeforeWrite: replies to strong writes, and reads that tell of
 	// pooled writes, go out before the round's write is durable too.
 	repliesBeforeWrite bool
+	// poolIgnoresTxns: the conflict check passes over pooled transactions,
+	// so a leader answers a strong read speculatively from an applied
+	// state that a transaction it logged before the read has yet to
+	// change.
+	poolIgnoresTxns bool
+	// speculateTxns: witnesses record transactions as any other
+	// operation, and the leader answers one speculatively, from a copy of
+	// its applied state (speculateTxn), so that it may complete on the
+	// fast path.
+	speculateTxns bool
+}
+
+// speculateTxn runs a transaction logged at index on a copy of the
+// applied state, for the speculateTxns mutation; ok is false when the
+// state cannot be copied now (a snapshot is being encoded from it).
+func speculateTxn(st *kvstore.Store, index uint64, op *wire.Op) (found bool, value []byte, ok bool) {
+	if st.Frozen() {
+		return false, nil, false
+	}
+	c, err := kvstore.Restore(st.Snapshot())
+	if err != nil {
+		return false, nil, false
+	}
+	res, _ := c.Apply(index, op, 0)
+	return res.Found, res.Value, true
 }

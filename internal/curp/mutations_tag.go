@@ -9,7 +9,7 @@ import (
 )
 
 // Mutations names the bugs Break can re-introduce.
-var Mutations = []string{"any-term", "log-in-recovery", "replay-unordered", "trust-restarted", "drop-replaced-records", "replies-before-write", "vote-ties"}
+var Mutations = []string{"any-term", "log-in-recovery", "replay-unordered", "trust-restarted", "drop-replaced-records", "replies-before-write", "vote-ties", "pool-ignores-txns", "speculate-txns"}
 
 // Break re-introduces the named bug until Repair; for mutation tests.
 func Break(name string) error {
@@ -29,6 +29,10 @@ func Break(name string) error {
 		broken.repliesBeforeWrite = true
 	case "vote-ties":
 		broken.voteTies = true
+	case "pool-ignores-txns":
+		broken.poolIgnoresTxns = true
+	case "speculate-txns":
+		broken.speculateTxns = true
 	default:
 		return fmt.Errorf("curp: no mutation %q", name)
 	}

@@ -80,7 +80,7 @@ func (r *Replica) requeueWaiting() {
 func (r *Replica) Witness(req *wire.Request) *wire.Reply {
 	op := &req.Op
 	lead, _ := r.Leader()
-	ok := lead != 0 && op.Kind != wire.Txn && r.conflicting(op) == nil
+	ok := lead != 0 && (op.Kind != wire.Txn || broken.speculateTxns) && r.conflicting(op) == nil
 	if ok {
 		r.pool.Add(op, req.PrevWeak)
 	}

@@ -38,6 +38,8 @@ var (
 	// swarmExpiry gives every swarm seed small compaction thresholds and
 	// session expiry with an idle spell, which only one seed in 25 draws.
 	swarmExpiry = flag.Bool("swarm-expiry", false, "with -swarm, every profile compacts often and expires idle sessions after an idle spell")
+	txnSeeds    = flag.Int("txn-seeds", 30, "seeds per protocol for TestCheckedTransactions")
+	txnFirst    = flag.Uint64("txn-first", 1, "first seed of TestCheckedTransactions")
 	showFaults  = flag.Bool("show-faults", false, "log the nemesis's profile, schedule and events of every run, passing ones too (with -v)")
 )
 
@@ -78,6 +80,9 @@ type mutation struct {
 	sessionExpiry time.Duration
 	// deletes makes some of the workload's writes deletes.
 	deletes bool
+	// txns makes a share of the workload's operations transactions (and
+	// some of its writes deletes).
+	txns bool
 }
 
 // checked is a checked run's verdict and what it did.
@@ -195,8 +200,11 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	}
 	w := sim.Workload{ClientSites: sites, Sessions: 2, Ops: 30, Pipeline: 2,
 		Keys: keys, WriteRatio: 0.4, WeakRatio: 0.5, ReadBack: true}
-	if m.deletes {
+	if m.deletes || m.txns {
 		w.DeleteRatio = 0.3
+	}
+	if m.txns {
+		w.TxnRatio = 0.2
 	}
 	if prof != nil && prof.weakShare > 0 {
 		w.WeakRatio, w.Pipeline = prof.weakShare, prof.pipeline
@@ -295,6 +303,77 @@ func TestCheckedDeletes(t *testing.T) {
 	}
 }
 
+// TestCheckedTransactions: a fifth of the operations are transactions
+// (random programs of compares, range reads, puts and range deletes over
+// a few consecutive keys; see sim.Workload.TxnRatio) among strong and weak
+// puts, gets and deletes; every history is checked, for every protocol,
+// N = 3 and 5, under the nemesis's faults for every other seed. Many
+// transactions must complete, some running their then branch and some
+// their else branch.
+func TestCheckedTransactions(t *testing.T) {
+	seeds := uint64(*txnSeeds)
+	switch {
+	case *long:
+		seeds = 2000
+	case testing.Short() || raceDetector:
+		seeds = min(seeds, 6)
+	}
+	for _, name := range protocols.Names() {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			var then, other int
+			for seed := *txnFirst; seed < *txnFirst+seeds; seed++ {
+				n := 3 + 2*int(seed/2%2)
+				res := checkedRun(t, name, n, seed, txnRun(seed))
+				require.NoError(t, res.Err, "seed %d", seed)
+				require.True(t, res.Clean(), "seed %d (n=%d): %v\nfaults:\n%s", seed, n, res.Violations, res.faults)
+				for _, e := range res.events {
+					if e.Kind != wire.Txn || e.Outcome != history.OK {
+						continue
+					}
+					_, r, err := e.Txn()
+					require.NoError(t, err, "seed %d (n=%d)", seed, n)
+					if r.Succeeded {
+						then++
+					} else {
+						other++
+					}
+				}
+			}
+			require.Greater(t, then+other, int(seeds)*10, "transactions completed")
+			require.Greater(t, then, int(seeds), "transactions that ran their then branch")
+			require.Greater(t, other, int(seeds), "transactions that ran their else branch")
+			t.Logf("%d seeds checked clean in %v; %d transactions completed, %d ran their then branch, %d their else branch",
+				seeds, time.Since(start).Round(time.Millisecond), then+other, then, other)
+		})
+	}
+}
+
+// txnRun is the checked run of TestCheckedTransactions's seed.
+func txnRun(seed uint64) mutation {
+	return mutation{txns: true, faults: seed%2 == 0, swarm: true}
+}
+
+// TestWeakReadsWaitForTransactions replays the seeds of
+// TestCheckedTransactions that found it (CURP-HT, N = 3, seed 20, under
+// faults; CURP-HO, N = 3, seed 13, without): a replica's read gate kept an
+// unapplied transaction under its operation's key (empty), so a weak read
+// whose floor was the session's own transaction, committed but not yet
+// applied there, was served from the state before it and missed its write
+// (W1). A transaction now holds back reads of every key.
+func TestWeakReadsWaitForTransactions(t *testing.T) {
+	for _, tc := range []struct {
+		protocol string
+		seed     uint64
+	}{{"curp-ht", 20}, {"curp-ho", 13}} {
+		t.Run(fmt.Sprintf("%s/seed=%d", tc.protocol, tc.seed), func(t *testing.T) {
+			res := checkedRun(t, tc.protocol, 3, tc.seed, txnRun(tc.seed))
+			require.NoError(t, res.Err)
+			require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+		})
+	}
+}
+
 // TestCheckedSessionExpiry: every session goes idle for longer than the
 // session expiry halfway through its operations, so that every replica
 // forgets it, and then carries on; under the nemesis's faults (which end
@@ -368,13 +447,16 @@ func TestCheckerCatchesMutations(t *testing.T) {
 		{"CURP-HO replicas empty a deleted key", "curp-ho", mutation{replica: emptyOnDelete, deletes: true}},
 		{"CURP-HT replicas empty a deleted key", "curp-ht", mutation{replica: emptyOnDelete, deletes: true}},
 		{"CURP-HO reads a pooled delete as a value", "curp-ho", mutation{replica: foundPooledDeletes, deletes: true}},
+		{"Raft replicas run a transaction's else branch when its compares hold", "raft", mutation{replica: elseWhenHeld, txns: true}},
+		{"CURP-HO transactions' range reads miss their own earlier writes", "curp-ho", mutation{replica: hideOwnWrites, txns: true}},
+		{"CURP-HT replicas apply a transaction's puts but not its deletes", "curp-ht", mutation{replica: txnPutsOnly, txns: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			for seed := uint64(1); seed <= 100; seed++ {
 				res := checkedRun(t, tc.protocol, 3, seed, tc.mutation)
 				if !res.Clean() {
-					t.Logf("caught at seed %d: %v", seed, res.Violations[0].Property)
+					t.Logf("caught at seed %d: %v %s", seed, res.Violations[0].Property, res.Violations[0].Detail)
 					return
 				}
 			}
@@ -516,6 +598,113 @@ func (d *deleteRewriter) Step(from wire.NodeID, m wire.Message) {
 		m = &c
 	}
 	d.Replica.Step(from, m)
+}
+
+// txnRewriter rewrites the programs of the transactions a replica is
+// sent, and the answers it gives them.
+type txnRewriter struct {
+	protocol.Replica
+	program func(*wire.Transaction)
+	answer  func(*wire.Transaction, *wire.TxnResult)
+	// programs holds the programs of the transactions the replica was
+	// sent, as their clients wrote them.
+	programs map[wire.OpID]*wire.Transaction
+}
+
+func (x *txnRewriter) Step(from wire.NodeID, m wire.Message) {
+	if req, ok := m.(*wire.Request); ok && req.Op.Kind == wire.Txn {
+		if t, err := wire.DecodeTxn(req.Op.Value); err == nil {
+			x.programs[req.Op.ID] = t
+			if x.program != nil {
+				c := *req
+				t, _ := wire.DecodeTxn(req.Op.Value)
+				x.program(t)
+				c.Op.Value = wire.AppendTxn(nil, t)
+				m = &c
+			}
+		}
+	}
+	x.Replica.Step(from, m)
+}
+
+func (x *txnRewriter) Ready() protocol.Ready {
+	rd := x.Replica.Ready()
+	if x.answer == nil {
+		return rd
+	}
+	for _, envs := range [][]wire.Envelope{rd.Messages, rd.After} {
+		for i := range envs {
+			rep, ok := envs[i].Msg.(*wire.Reply)
+			if !ok || len(rep.Value) == 0 || x.programs[rep.ID] == nil {
+				continue
+			}
+			res, err := wire.DecodeTxnResult(rep.Value)
+			if err != nil {
+				continue
+			}
+			c := *rep
+			x.answer(x.programs[rep.ID], res)
+			c.Found, c.Value = res.Succeeded, wire.AppendTxnResult(nil, res)
+			envs[i].Msg = &c
+		}
+	}
+	return rd
+}
+
+// elseWhenHeld makes replicas run a transaction's else branch when its
+// compares hold, and its then branch when they fail: they log the program
+// with its branches the other way round, and answer that the compares
+// failed when they held, and the other way round.
+func elseWhenHeld(r protocol.Replica) protocol.Replica {
+	return &txnRewriter{Replica: r, programs: map[wire.OpID]*wire.Transaction{},
+		program: func(t *wire.Transaction) { t.Then, t.Else = t.Else, t.Then },
+		answer:  func(_ *wire.Transaction, res *wire.TxnResult) { res.Succeeded = !res.Succeeded }}
+}
+
+// hideOwnWrites makes replicas answer a transaction's range reads as if
+// the branch's earlier puts had not happened: a key the branch put before
+// is missing from a later range read's answer.
+func hideOwnWrites(r protocol.Replica) protocol.Replica {
+	return &txnRewriter{Replica: r, programs: map[wire.OpID]*wire.Transaction{},
+		answer: func(t *wire.Transaction, res *wire.TxnResult) {
+			ops := t.Then
+			if !res.Succeeded {
+				ops = t.Else
+			}
+			put := map[string]bool{}
+			for j, o := range ops {
+				switch {
+				case o.Kind == wire.Put:
+					put[o.Key] = true
+				case o.Kind == wire.Get && j < len(res.Results):
+					r := &res.Results[j]
+					kept := r.KVs[:0]
+					for _, kv := range r.KVs {
+						if put[kv.Key] {
+							r.Count--
+							continue
+						}
+						kept = append(kept, kv)
+					}
+					r.KVs = kept
+				}
+			}
+		}}
+}
+
+// txnPutsOnly makes replicas take a transaction's deletes for range reads
+// of their keys: its puts take effect, its deletes do not.
+func txnPutsOnly(r protocol.Replica) protocol.Replica {
+	return &txnRewriter{Replica: r, programs: map[wire.OpID]*wire.Transaction{},
+		program: func(t *wire.Transaction) {
+			for _, ops := range [][]wire.TxnOp{t.Then, t.Else} {
+				for j := range ops {
+					if o := &ops[j]; o.Kind == wire.Delete {
+						o.Kind, o.CountOnly, o.PrevKV = wire.Get, !o.PrevKV, false
+					}
+				}
+			}
+		}}
 }
 
 // forgetfulHT is a CURP-HT client whose sessions remember nothing of what

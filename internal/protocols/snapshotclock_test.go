@@ -43,7 +43,10 @@ func newRecorder(c *cluster) *recorder {
 		}
 		delete(r.open, d.ID)
 		e.Return, e.Outcome, e.Slot = int64(c.Now()), history.OK, d.FinalSlot()
-		if !e.Kind.IsWrite() {
+		switch {
+		case e.Kind == wire.Txn:
+			e.Result = d.Value
+		case !e.Kind.IsWrite():
 			e.Found, e.Value = d.Found, d.Value
 		}
 		r.events = append(r.events, e)

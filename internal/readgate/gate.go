@@ -40,12 +40,17 @@ const (
 // the applied state and the floor: the applied value is then the value as
 // of the floor. For the committed floor "the log reaches it" means the
 // commit index does (an uncommitted suffix may yet be replaced); for the
-// speculative position it means the log holds that very entry.
+// speculative position it means the log holds that very entry. A
+// transaction counts as a write to every key: which keys it writes depends
+// on its program and on the state it runs on.
 type Gate struct {
 	// lastAppended is the highest index seen appended.
 	lastAppended uint64
 	// writes holds, per key, the indexes of logged writes not yet applied.
 	writes map[string][]uint64
+	// txns holds the indexes of logged transactions not yet applied: a
+	// transaction may write any key, whatever its operation's key.
+	txns   []uint64
 	parked []parkedRead
 	// parkedIDs holds the parked reads' identities, so that a retry is
 	// not parked twice without a look at every parked read.
@@ -76,19 +81,39 @@ func (t *Gate) Appended(index uint64, op *wire.Op) {
 	t.appends++
 	if index <= t.lastAppended {
 		for k, slots := range t.writes {
-			if i := slices.IndexFunc(slots, func(s uint64) bool { return s >= index }); i >= 0 {
-				t.writes[k] = slots[:i]
-			}
+			t.writes[k] = truncate(slots, index)
 		}
+		t.txns = truncate(t.txns, index)
 	}
 	t.lastAppended = index
-	if op.Kind.IsWrite() {
+	switch {
+	case op.Kind == wire.Txn:
+		t.txns = append(t.txns, index)
+	case op.Kind.IsWrite():
 		t.writes[op.Key] = append(t.writes[op.Key], index)
 	}
 }
 
+// truncate drops the indexes from index on.
+func truncate(slots []uint64, index uint64) []uint64 {
+	if i := slices.IndexFunc(slots, func(s uint64) bool { return s >= index }); i >= 0 {
+		return slots[:i]
+	}
+	return slots
+}
+
 // Applied notes an applied entry.
 func (t *Gate) Applied(index uint64, op *wire.Op) {
+	if op.Kind == wire.Txn {
+		// Indexes are appended in order; any at or below an applied one
+		// (a snapshot skipped its Applied) no longer matters.
+		i := 0
+		for i < len(t.txns) && t.txns[i] <= index {
+			i++
+		}
+		t.txns = slices.Delete(t.txns, 0, i)
+		return
+	}
 	if !op.Kind.IsWrite() {
 		return
 	}
@@ -153,12 +178,14 @@ func (t *Gate) supersededBefore(log Log, pos wire.Position) bool {
 // seen reports whether the gate has seen the log up to index appended.
 func (t *Gate) seen(index uint64) bool { return index <= t.lastAppended }
 
-// writeBetween reports whether a logged, unapplied write to key lies in
-// (lo, hi].
+// writeBetween reports whether a logged, unapplied write to key, or
+// transaction, lies in (lo, hi].
 func (t *Gate) writeBetween(key string, lo, hi uint64) bool {
-	for _, s := range t.writes[key] {
-		if s > lo && s <= hi {
-			return true
+	for _, slots := range [][]uint64{t.writes[key], t.txns} {
+		for _, s := range slots {
+			if s > lo && s <= hi {
+				return true
+			}
 		}
 	}
 	return false

@@ -104,6 +104,44 @@ func TestSpeculativeFloorWaitsForWritesBeforeIt(t *testing.T) {
 	require.Equal(t, Serve, g.Check(l, read(2, 0, wire.Position{Term: 2, Index: 4})))
 }
 
+// TestTransactionsWriteEveryKey: a transaction may write any key, whatever
+// its operation's key (a client leaves it empty), so a read behind an
+// unapplied one waits, on either floor, until it is applied, and a
+// replaced one counts no more. The checked simulation found the gate
+// keeping a transaction under its operation's key: a weak read served
+// past its session's own transaction missed its write (W1, CURP-HT and
+// CURP-HO).
+func TestTransactionsWriteEveryKey(t *testing.T) {
+	l := &fakeLog{terms: []uint64{1, 1}, committed: 2, applied: 2}
+	g := New()
+	appendAll(g, l)
+	l.terms, l.committed = append(l.terms, 1, 1), 4
+	txn := &wire.Op{Kind: wire.Txn, Value: wire.AppendTxn(nil, &wire.Transaction{
+		Then: []wire.TxnOp{{Kind: wire.Put, Key: "1", Value: []byte("v")}}})}
+	g.Appended(3, txn)
+	g.Appended(4, &wire.Op{Kind: wire.Get, Key: "2"})
+	for _, key := range []uint64{1, 2} {
+		require.Equal(t, Wait, g.Check(l, read(key, 4, wire.Position{})), "key %d, committed floor", key)
+		require.Equal(t, Wait, g.Check(l, read(key, 0, wire.Position{Term: 1, Index: 4})), "key %d, speculative floor", key)
+	}
+	require.Equal(t, Serve, g.Check(l, read(1, 2, wire.Position{})), "the floor is before the transaction")
+	g.Applied(3, txn)
+	l.applied = 3
+	require.Equal(t, Serve, g.Check(l, read(1, 4, wire.Position{})))
+	require.Equal(t, Serve, g.Check(l, read(1, 0, wire.Position{Term: 1, Index: 4})))
+
+	// A new leader replaces an unapplied transaction with a read.
+	l = &fakeLog{terms: []uint64{1, 1}, committed: 1, applied: 1}
+	g = New()
+	appendAll(g, l)
+	l.terms = append(l.terms, 1)
+	g.Appended(3, txn)
+	require.Equal(t, Wait, g.Check(l, read(2, 0, wire.Position{Term: 1, Index: 3})))
+	l.terms[2] = 2
+	g.Appended(3, &wire.Op{Kind: wire.Get, Key: "2"})
+	require.Equal(t, Serve, g.Check(l, read(2, 0, wire.Position{Term: 2, Index: 3})))
+}
+
 func TestEntriesNotYetReportedDoNotCount(t *testing.T) {
 	// The log already holds 3 and 4 (raft stored them) but the gate has
 	// seen only up to 2: a write at 4 it has not heard of may be there.

@@ -29,9 +29,15 @@ type Workload struct {
 	// nothing for it, so a workload without deletes runs as it did before
 	// there were any.
 	DeleteRatio float64
-	// ReadBack ends the run with a strong read of every key written, from
-	// the first client, recorded in the history: a write acknowledged and
-	// then lost shows even when nothing else read its key afterwards.
+	// TxnRatio is the fraction of operations that are transactions, each
+	// a small random program over the workload's keys (see txnGen), always
+	// strong. Zero draws nothing for it, so a workload without
+	// transactions runs as it did before there were any.
+	TxnRatio float64
+	// ReadBack ends the run with a strong read of every key written
+	// (transactions' writes included; see writtenKeys), from the first
+	// client, recorded in the history: a write acknowledged and then lost
+	// shows even when nothing else read its key afterwards.
 	ReadBack bool
 	// Idle, when set, pauses every session for that long once its first
 	// IdleAfter operations have completed, as a client that goes quiet and
@@ -70,18 +76,31 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 	open := make(map[wire.OpID]inflight)
 	sessions := make(map[uint64]*sess)
 	var dupErr error
-	submit := func(ss *sess) {
-		op := wire.Op{Key: Key(s.rand.Uint64N(w.Keys), w.Keys)}
+	txns := newTxnGen(s.rand, w.Keys)
+	draw := func(ss *sess) wire.Op {
+		if w.TxnRatio > 0 && s.rand.Float64() < w.TxnRatio {
+			// The key is whatever the client puts there: the client
+			// library leaves it empty.
+			return wire.Op{Kind: wire.Txn, Value: wire.AppendTxn(nil, txns.draw(ss.id, ss.submitted))}
+		}
+		i := s.rand.Uint64N(w.Keys)
+		op := wire.Op{Key: Key(i, w.Keys)}
 		if s.rand.Float64() < w.WriteRatio {
 			op.Kind = wire.Put
 			op.Value = fmt.Appendf(nil, "%x/%d", ss.id, ss.submitted)
 			if w.DeleteRatio > 0 && s.rand.Float64() < w.DeleteRatio {
 				op.Kind, op.Value = wire.Delete, nil
+			} else {
+				txns.wrote(i, op.Value)
 			}
 		}
 		if s.rand.Float64() < w.WeakRatio {
 			op.Level = wire.Weak
 		}
+		return op
+	}
+	submit := func(ss *sess) {
+		op := draw(ss)
 		ss.submitted++
 		ss.open++
 		res.Submitted++
@@ -196,20 +215,44 @@ func historyEvent(f inflight, c clientcore.Completion, now time.Duration) histor
 	switch {
 	case f.op.Kind == wire.Put:
 		e.Value = f.op.Value
+	case f.op.Kind == wire.Txn:
+		e.Value, e.Result = f.op.Value, c.Value
 	case !f.op.Kind.IsWrite():
 		e.Found, e.Value = c.Found, c.Value
 	}
 	return e
 }
 
-// writtenKeys lists the keys the history wrote, in order.
+// writtenKeys lists the keys the history wrote, in order: those of its
+// puts and deletes, and of its transactions' puts and single-key deletes,
+// in either branch. A range delete's other keys need no read back: a key
+// that no put writes is absent throughout, and the others are here.
 func writtenKeys(events []history.Event) []string {
 	seen := make(map[string]bool)
 	var keys []string
-	for _, e := range events {
-		if e.Kind.IsWrite() && !seen[e.Key] {
-			seen[e.Key] = true
-			keys = append(keys, e.Key)
+	add := func(key string) {
+		if !seen[key] {
+			seen[key] = true
+			keys = append(keys, key)
+		}
+	}
+	for i := range events {
+		e := &events[i]
+		switch {
+		case e.Kind == wire.Txn:
+			t, err := wire.DecodeTxn(e.Value)
+			if err != nil {
+				continue // not a program the workload drew
+			}
+			for _, ops := range [][]wire.TxnOp{t.Then, t.Else} {
+				for _, o := range ops {
+					if o.Kind == wire.Put || o.Kind == wire.Delete && o.End == "" {
+						add(o.Key)
+					}
+				}
+			}
+		case e.Kind.IsWrite():
+			add(e.Key)
 		}
 	}
 	slices.Sort(keys)
