@@ -189,19 +189,14 @@ func requireUnimplemented(t *testing.T, err error, says string) {
 // ones without a weak path serve both as strong).
 func TestWeakWritesAndSharedSessions(t *testing.T) {
 	for _, proto := range protocols {
-		t.Run(proto, func(t *testing.T) {
+		t.Run(proto+"/processes", func(t *testing.T) {
+			p := startProcesses(t, proto, 1)
+			sharedSession(t, dialAddr(t, p.gateway), dialAddr(t, p.gateway))
+		})
+		t.Run(proto+"/in-process", func(t *testing.T) {
 			a, g := startGateway(t, proto)
 			b := dial(t, g)
-			shared := metadata.AppendToOutgoingContext(ctx(t), "hybridkv-session", "s1", "hybridkv-consistency", "weak")
-			for i := range 20 {
-				v := string(rune('a' + i))
-				_, err := a.Put(shared, "k", v)
-				require.NoError(t, err)
-				got, err := b.Get(shared, "k", clientv3.WithSerializable())
-				require.NoError(t, err)
-				require.Len(t, got.Kvs, 1)
-				require.Equal(t, v, string(got.Kvs[0].Value), "the shared session did not read its own write")
-			}
+			sharedSession(t, a, b)
 			served := g.Served()
 			if proto == "curp-ht" || proto == "curp-ho" {
 				require.Regexp(t, `put: 20 ops.*paths weak 20 \(100.0%\)\n`, served, "the writes took the weak path")
@@ -213,6 +208,21 @@ func TestWeakWritesAndSharedSessions(t *testing.T) {
 			_, err = a.Txn(metadata.AppendToOutgoingContext(ctx(t), "hybridkv-consistency", "weak")).Commit()
 			require.Equal(t, codes.InvalidArgument, status.Code(err), "a weak transaction")
 		})
+	}
+}
+
+// sharedSession has a write weakly through a and reads it serializably
+// through b, in one session named by both, twenty times.
+func sharedSession(t *testing.T, a, b *clientv3.Client) {
+	shared := metadata.AppendToOutgoingContext(ctx(t), "hybridkv-session", "s1", "hybridkv-consistency", "weak")
+	for i := range 20 {
+		v := string(rune('a' + i))
+		_, err := a.Put(shared, "k", v)
+		require.NoError(t, err)
+		got, err := b.Get(shared, "k", clientv3.WithSerializable())
+		require.NoError(t, err)
+		require.Len(t, got.Kvs, 1)
+		require.Equal(t, v, string(got.Kvs[0].Value), "the shared session did not read its own write")
 	}
 }
 

@@ -51,6 +51,13 @@ type processes struct {
 // extraGateway are more arguments for the gateway.
 func startProcesses(t *testing.T, proto string, oneWayMs float64, extraGateway ...string) *processes {
 	t.Helper()
+	return startProcessesWith(t, proto, oneWayMs, nil, extraGateway...)
+}
+
+// startProcessesWith is startProcesses with more arguments for hybridkv
+// cluster too.
+func startProcessesWith(t *testing.T, proto string, oneWayMs float64, extraCluster []string, extraGateway ...string) *processes {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
@@ -65,7 +72,8 @@ func startProcesses(t *testing.T, proto string, oneWayMs float64, extraGateway .
 	require.NoError(t, os.WriteFile(base, raw, 0o644))
 
 	work := filepath.Join(dir, "cluster")
-	start(t, regexp.MustCompile(`cluster running`), binary, "cluster", "--config", base, "--dir", work)
+	start(t, regexp.MustCompile(`cluster running`), binary,
+		append([]string{"cluster", "--config", base, "--dir", work}, extraCluster...)...)
 	p := &processes{dir: dir, config: filepath.Join(work, "cluster.yaml")}
 	args := append([]string{"gateway", "--config", p.config, "--listen", "127.0.0.1:0"}, extraGateway...)
 	m := start(t, regexp.MustCompile(`listening on (\S+)`), binary, args...)
