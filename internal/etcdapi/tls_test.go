@@ -15,30 +15,32 @@ import (
 
 // TestGatewayTLS: with the cluster's certificates configured, the gateway
 // serves TLS with its site replica's certificate and takes only clients
-// whose certificate the cluster's CA issued; in this process and as a
-// gateway process beside a cluster started with --tls.
+// whose certificate the cluster's CA issued; for every protocol, in this
+// process and as a gateway process beside a cluster started with --tls.
 func TestGatewayTLS(t *testing.T) {
-	t.Run("in-process", func(t *testing.T) {
-		cfg := config.Default()
-		cfg.Protocol = "curp-ht"
-		cfg.Network.OneWayMs = 1
-		require.NoError(t, cluster.FreePorts(&cfg))
-		require.NoError(t, cluster.GenerateTLS(&cfg, t.TempDir()))
-		l, err := cluster.StartLocal(&cfg, t.TempDir(), nil)
-		require.NoError(t, err)
-		t.Cleanup(l.Stop)
-		g, err := cluster.StartGateway(&cfg, cfg.Replicas[0].Site, cluster.GatewayOptions{Listen: "127.0.0.1:0"}, nil)
-		require.NoError(t, err)
-		t.Cleanup(g.Stop)
-		tlsClients(t, &cfg, g.Addr())
-	})
-	t.Run("processes", func(t *testing.T) {
-		p := startProcessesWith(t, "curp-ho", 1, []string{"--tls"})
-		cfg, err := config.Load(p.config)
-		require.NoError(t, err)
-		require.True(t, cfg.TLS.Enabled(), "hybridkv cluster --tls wrote no tls section")
-		tlsClients(t, &cfg, p.gateway)
-	})
+	for _, proto := range protocols {
+		t.Run(proto+"/in-process", func(t *testing.T) {
+			cfg := config.Default()
+			cfg.Protocol = proto
+			cfg.Network.OneWayMs = 1
+			require.NoError(t, cluster.FreePorts(&cfg))
+			require.NoError(t, cluster.GenerateTLS(&cfg, t.TempDir()))
+			l, err := cluster.StartLocal(&cfg, t.TempDir(), nil)
+			require.NoError(t, err)
+			t.Cleanup(l.Stop)
+			g, err := cluster.StartGateway(&cfg, cfg.Replicas[0].Site, cluster.GatewayOptions{Listen: "127.0.0.1:0"}, nil)
+			require.NoError(t, err)
+			t.Cleanup(g.Stop)
+			tlsClients(t, &cfg, g.Addr())
+		})
+		t.Run(proto+"/processes", func(t *testing.T) {
+			p := startProcessesWith(t, proto, 1, []string{"--tls"})
+			cfg, err := config.Load(p.config)
+			require.NoError(t, err)
+			require.True(t, cfg.TLS.Enabled(), "hybridkv cluster --tls wrote no tls section")
+			tlsClients(t, &cfg, p.gateway)
+		})
+	}
 }
 
 // tlsClients checks a TLS gateway at addr: a client with its site's
