@@ -127,13 +127,14 @@
 //     range deletes' included, so it is as sound as a get that found
 //     nothing;
 //   - what its compares show, when all held (the then branch ran) or, if
-//     there is one, when it failed: a value equal to a non-empty operand is
-//     a read of that value; a version, create or mod number only an absent
-//     key has is a read that found nothing; one only a present key has,
-//     or a value unlike the empty one, must agree with the transaction's
-//     other reads of the key. Other compares (orders, other numbers, an
-//     empty operand compared equal, one of several that failed) are not
-//     checked.
+//     there is one, when it failed: a value compare that held found the
+//     key present (a value compare on an absent key fails, as etcd's), so
+//     one that asked for equality is a read of its operand, and any other
+//     must agree with the transaction's other reads of the key; a failed
+//     value compare tells nothing; a version, create or mod number only an
+//     absent key has is a read that found nothing, and one only a present
+//     key has must agree with the other reads. Other compares (other
+//     numbers, one of several that failed) are not checked.
 //
 // A read of a key the branch wrote before must show what it wrote, and two
 // reads of one key before the branch writes it (compares included) must

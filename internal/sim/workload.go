@@ -90,8 +90,8 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 			op.Value = fmt.Appendf(nil, "%x/%d", ss.id, ss.submitted)
 			if w.DeleteRatio > 0 && s.rand.Float64() < w.DeleteRatio {
 				op.Kind, op.Value = wire.Delete, nil
-			} else {
-				txns.wrote(i, op.Value)
+			} else if w.TxnRatio > 0 {
+				txns.wrote(i, op.Value) // for the transactions' value compares
 			}
 		}
 		if s.rand.Float64() < w.WeakRatio {
