@@ -55,7 +55,7 @@ const TxnKind = wire.Txn
 
 // NoEnd as a range's End asks for every key from its Key on, as etcd's
 // range_end "\x00" does.
-const NoEnd = "\x00"
+const NoEnd = wire.NoEnd
 
 // ErrWeakTxn refuses a WEAK transaction: a transaction touches keys no
 // weak path can see at a glance, so it is always ordered.

@@ -2,7 +2,6 @@ package bench_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/bench"
 	"github.com/hybridkv/hybridkv/internal/config"
 	"github.com/hybridkv/hybridkv/internal/protocols"
+	"github.com/hybridkv/hybridkv/internal/tooltest"
 )
 
 // binary is the hybridkv executable the real-process tests start replicas
@@ -23,17 +23,12 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "hybridkv-bin")
-	if err != nil {
+	var err error
+	if binary, err = tooltest.Hybridkv(); err != nil {
 		panic(err)
 	}
-	binary = filepath.Join(dir, "hybridkv")
-	out, err := exec.Command("go", "build", "-o", binary, "../../cmd/hybridkv").CombinedOutput()
-	if err != nil {
-		panic(fmt.Sprintf("build hybridkv: %v\n%s", err, out))
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	os.RemoveAll(filepath.Dir(binary))
 	os.Exit(code)
 }
 

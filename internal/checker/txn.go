@@ -154,7 +154,7 @@ func (sp *splitter) spanKeys(key, end string) []string {
 			return ks[lo : lo+1]
 		}
 		return nil
-	case "\x00":
+	case wire.NoEnd:
 		return ks[lo:]
 	}
 	hi, _ := slices.BinarySearch(ks, end)
@@ -377,12 +377,7 @@ func (sp *splitter) replay(e *history.Event, in place, compares []wire.Compare, 
 func inOrder(o *wire.TxnOp, kvs []wire.KeyValue) bool {
 	for i := range kvs {
 		k := kvs[i].Key
-		switch {
-		case i > 0 && k <= kvs[i-1].Key, k < o.Key:
-			return false
-		case o.End == "" && k != o.Key:
-			return false
-		case o.End != "" && o.End != "\x00" && k >= o.End:
+		if i > 0 && k <= kvs[i-1].Key || !o.Covers(k) {
 			return false
 		}
 	}

@@ -78,21 +78,12 @@ func genTxn(rng *rand.Rand, c genConfig, session, seq uint64) *wire.Transaction 
 // its branch wrote: a put of a key put before or inside a deleted span, a
 // delete of a span holding a key put before.
 func writesAgain(earlier []wire.TxnOp, o *wire.TxnOp) bool {
-	in := func(key string, d *wire.TxnOp) bool {
-		switch {
-		case d.End == "":
-			return key == d.Key
-		case d.End == "\x00":
-			return key >= d.Key
-		}
-		return key >= d.Key && key < d.End
-	}
 	for i := range earlier {
 		e := &earlier[i]
 		switch {
 		case e.Kind == wire.Put && o.Kind == wire.Put && e.Key == o.Key,
-			e.Kind == wire.Put && o.Kind == wire.Delete && in(e.Key, o),
-			e.Kind == wire.Delete && o.Kind == wire.Put && in(o.Key, e):
+			e.Kind == wire.Put && o.Kind == wire.Delete && o.Covers(e.Key),
+			e.Kind == wire.Delete && o.Kind == wire.Put && e.Covers(o.Key):
 			return true
 		}
 	}

@@ -3,7 +3,6 @@ package etcdapi_test
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/cluster"
 	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/tooltest"
 )
 
 // binary is the hybridkv executable the multi-process tests run, built
@@ -24,17 +24,12 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "hybridkv-bin")
-	if err != nil {
+	var err error
+	if binary, err = tooltest.Hybridkv(); err != nil {
 		panic(err)
 	}
-	binary = filepath.Join(dir, "hybridkv")
-	out, err := exec.Command("go", "build", "-o", binary, "../../cmd/hybridkv").CombinedOutput()
-	if err != nil {
-		panic(fmt.Sprintf("build hybridkv: %v\n%s", err, out))
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	os.RemoveAll(filepath.Dir(binary))
 	os.Exit(code)
 }
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/google/btree"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
 // keyIndex is the table's records in their keys' byte order, for range
@@ -64,10 +66,9 @@ func (x *keyIndex) ascend(start, end string, open bool, fn func(id uint32) bool)
 	})
 }
 
-// NoEnd as a range's end asks for every key from its start on, as etcd's
-// range_end "\x00" does. It costs the key "\x00" as an exclusive end,
-// which would only leave out keys that sort below it: the empty key.
-const NoEnd = "\x00"
+// NoEnd as a range's end asks for every key from its start on (see
+// wire.NoEnd).
+const NoEnd = wire.NoEnd
 
 // Range hands fn the keys in [start, end) in byte order with their
 // versions, at most limit of them (limit 0 or below: no limit), and stops

@@ -140,7 +140,7 @@ func (g *txnGen) end(first, last uint64) string {
 	case first == last:
 		return ""
 	case last == g.keys-1:
-		return "\x00"
+		return wire.NoEnd
 	}
 	return Key(last+1, g.keys)
 }

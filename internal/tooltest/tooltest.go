@@ -1,4 +1,5 @@
-// Package tooltest builds the real third-party clients the tests drive
+// Package tooltest builds the programs the tests run as real processes:
+// this module's hybridkv (Hybridkv), and the real third-party clients
 // (etcdctl, go-ycsb) from their published module source, once per version,
 // into the user's cache directory. A test that needs one fails if it
 // cannot be built (no module proxy, no cache): these tests check what
@@ -24,6 +25,23 @@ const (
 )
 
 var mu sync.Mutex
+
+// Hybridkv builds this module's hybridkv command into a new temporary
+// directory, for a TestMain whose tests start replicas as processes; the
+// caller removes the directory (filepath.Dir of the path) when done.
+func Hybridkv() (string, error) {
+	dir, err := os.MkdirTemp("", "hybridkv-bin")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "hybridkv")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/hybridkv/hybridkv/cmd/hybridkv").CombinedOutput()
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("build hybridkv: %v\n%s", err, out)
+	}
+	return bin, nil
+}
 
 // Etcdctl returns the path of an etcdctl binary: $ETCDCTL if set, else one
 // built from go.etcd.io/etcd/etcdctl/v3 at EtcdctlVersion.

@@ -77,6 +77,22 @@ type TxnOp struct {
 	PrevKV bool
 }
 
+// NoEnd as a range's End asks for every key from its Key on, as etcd's
+// range_end "\x00" does (it costs the key "\x00" as an exclusive end,
+// which would only leave out the empty key).
+const NoEnd = "\x00"
+
+// Covers reports whether key lies in o's range.
+func (o *TxnOp) Covers(key string) bool {
+	switch o.End {
+	case "":
+		return key == o.Key
+	case NoEnd:
+		return key >= o.Key
+	}
+	return key >= o.Key && key < o.End
+}
+
 // KeyValue is one key's version in a transaction's answer.
 type KeyValue struct {
 	Key   string
@@ -166,10 +182,7 @@ func checkWrites(ops []TxnOp) error {
 		if j == len(puts) {
 			continue
 		}
-		// The range conventions of TxnOp: End empty is Key alone, "\x00"
-		// every key from Key on.
-		k := puts[j]
-		if o.End == "" && k == o.Key || o.End == "\x00" || o.End != "" && k < o.End {
+		if k := puts[j]; o.Covers(k) {
 			return fmt.Errorf("wire: a transaction puts key %q and deletes it", k)
 		}
 	}
