@@ -83,8 +83,8 @@ func parseSweep(s string) (*sweepSpec, error) {
 	return sw, nil
 }
 
-// protocolsToRun resolves --protocol: a list, "all", or by default every
-// protocol unless a configuration file names one.
+// protocolsToRun resolves --protocol: a list, "all" (every protocol), or
+// by default the default ones unless a configuration file names one.
 func protocolsToRun(flag string, set bool, file, fromFile string) ([]string, error) {
 	switch {
 	case set && flag != "all":
@@ -97,6 +97,8 @@ func protocolsToRun(flag string, set bool, file, fromFile string) ([]string, err
 		return names, nil
 	case !set && file != "":
 		return []string{fromFile}, nil
+	case !set:
+		return protocols.DefaultNames(), nil
 	}
 	return protocols.Names(), nil
 }

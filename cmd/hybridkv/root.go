@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/protocols"
 )
 
 func newRoot() *cobra.Command {
@@ -64,9 +66,10 @@ func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
 	f.bench = bench
 	fs.StringVarP(&f.file, "config", "c", "", "YAML configuration file (defaults are used for what it leaves out)")
 	if f.protocolList {
-		fs.StringVar(&f.protocol, "protocol", "", "protocols to run, comma-separated, or all (default: all, or the configuration file's)")
+		fs.StringVar(&f.protocol, "protocol", "", "protocols to run, comma-separated, or all ("+strings.Join(protocols.Names(), ", ")+
+			"; default: "+strings.Join(protocols.DefaultNames(), ", ")+", or the configuration file's)")
 	} else {
-		fs.StringVar(&f.protocol, "protocol", "", "protocol: curp, curp-ht, curp-ho or raft (default: from the configuration)")
+		fs.StringVar(&f.protocol, "protocol", "", "protocol: one of "+strings.Join(protocols.Names(), ", ")+" (default: from the configuration)")
 	}
 	fs.IntVar(&f.replicas, "replicas", 0, "number of replicas, one per site, each site with a co-located client (default 3)")
 	fs.Float64Var(&f.delayMs, "delay", 0, "one-way delay between sites in ms (default 25)")

@@ -14,6 +14,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/hoclient"
 	"github.com/hybridkv/hybridkv/internal/htclient"
 	"github.com/hybridkv/hybridkv/internal/raftclient"
+	"github.com/hybridkv/hybridkv/internal/rafthtclient"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
@@ -33,6 +34,8 @@ type Protocol struct {
 	// WeakAsStrong is set for protocols with no weak path: they serve weak
 	// operations as strong ones, and reports say so.
 	WeakAsStrong bool
+	// Default marks the protocols a benchmark runs unless told which.
+	Default bool
 }
 
 var all = []Protocol{
@@ -41,20 +44,37 @@ var all = []Protocol{
 		New:  func(o Options) clientcore.Core { return curpclient.New(o.curp()) },
 		// Plain CURP has no weak path: it serves weak operations as strong.
 		WeakAsStrong: true,
+		Default:      true,
 	},
 	{
-		Name: "curp-ht",
-		New:  func(o Options) clientcore.Core { return htclient.New(o.curp(), o.closest()) },
+		Name:    "curp-ht",
+		New:     func(o Options) clientcore.Core { return htclient.New(o.curp(), o.closest()) },
+		Default: true,
 	},
 	{
-		Name: "curp-ho",
-		New:  func(o Options) clientcore.Core { return hoclient.New(o.curp(), o.closest()) },
+		Name:    "curp-ho",
+		New:     func(o Options) clientcore.Core { return hoclient.New(o.curp(), o.closest()) },
+		Default: true,
 	},
 	{
 		Name:         "raft",
 		New:          func(o Options) clientcore.Core { return raftclient.New(o.Replicas, o.RetryTicks) },
 		WeakAsStrong: true,
+		Default:      true,
 	},
+	// The baselines on Raft-HT's server (package rafthtclient says how
+	// each treats weak operations).
+	{Name: "raft-ht", New: rafthtFamily(rafthtclient.RaftHT)},
+	{Name: "mongo", New: rafthtFamily(rafthtclient.Mongo)},
+	{Name: "pileus", New: rafthtFamily(rafthtclient.Pileus)},
+	{Name: "pileus-ht", New: rafthtFamily(rafthtclient.PileusHT)},
+}
+
+// rafthtFamily builds the client of a protocol on Raft-HT's server.
+func rafthtFamily(p rafthtclient.Policy) func(Options) clientcore.Core {
+	return func(o Options) clientcore.Core {
+		return rafthtclient.New(p, o.Replicas, o.closest(), o.RetryTicks)
+	}
 }
 
 // curp is what CURP's client, and so each hybrid's, is built from.
@@ -84,6 +104,17 @@ func Names() []string {
 	names := make([]string, len(all))
 	for i, p := range all {
 		names[i] = p.Name
+	}
+	return names
+}
+
+// DefaultNames lists the protocols a benchmark runs unless told which.
+func DefaultNames() []string {
+	var names []string
+	for _, p := range all {
+		if p.Default {
+			names = append(names, p.Name)
+		}
 	}
 	return names
 }

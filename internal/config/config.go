@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hybridkv/hybridkv/internal/clientcores"
 	"github.com/hybridkv/hybridkv/internal/quorum"
 	"go.yaml.in/yaml/v3"
 )
@@ -25,12 +26,12 @@ const (
 )
 
 // Protocols lists the accepted protocol names, default first.
-var Protocols = []string{ProtocolCURP, ProtocolCURPHT, ProtocolCURPHO, ProtocolRaft}
+var Protocols = clientcores.Names()
 
 // Config describes one deployment and the benchmark run against it.
 type Config struct {
 	// Protocol is the replication protocol every replica and client runs:
-	// "curp", "curp-ht", "curp-ho" or "raft". Default "curp".
+	// one of Protocols. Default "curp".
 	Protocol string `yaml:"protocol"`
 	// Sites names the locations processes run at; delays are emulated
 	// between sites, never within one. Default ["site0", "site1", "site2"].

@@ -51,7 +51,7 @@ func TestValidateReportsFieldPath(t *testing.T) {
 		want   string // the whole message of the single expected error
 	}{
 		{"protocol", func(c *Config) { c.Protocol = "paxos" },
-			`protocol: "paxos" is not one of curp, curp-ht, curp-ho, raft`},
+			`protocol: "paxos" is not one of curp, curp-ht, curp-ho, raft, raft-ht, mongo, pileus, pileus-ht`},
 		{"empty site", func(c *Config) { c.Sites = append(c.Sites, "") },
 			"sites[3]: empty name"},
 		{"duplicate site", func(c *Config) { c.Sites = append(c.Sites, "site1") },

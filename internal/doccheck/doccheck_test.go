@@ -89,7 +89,7 @@ func TestDocCommands(t *testing.T) {
 				benchNote, want)
 		}
 	}
-	for _, name := range protocols.Names() {
+	for _, name := range protocols.DefaultNames() {
 		if !strings.Contains(strings.ToLower(benchNote), name) {
 			t.Errorf("the README's main command does not name protocol %s, which the benchmark runs by default", name)
 		}

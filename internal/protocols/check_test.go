@@ -20,6 +20,8 @@ import (
 	"github.com/hybridkv/hybridkv/internal/htclient"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/protocols"
+	"github.com/hybridkv/hybridkv/internal/raftht"
+	"github.com/hybridkv/hybridkv/internal/rafthtclient"
 	"github.com/hybridkv/hybridkv/internal/round"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -450,6 +452,12 @@ func TestCheckerCatchesMutations(t *testing.T) {
 		{"Raft replicas run a transaction's else branch when its compares hold", "raft", mutation{replica: elseWhenHeld, txns: true}},
 		{"CURP-HO transactions' range reads miss their own earlier writes", "curp-ho", mutation{replica: hideOwnWrites, txns: true}},
 		{"CURP-HT replicas apply a transaction's puts but not its deletes", "curp-ht", mutation{replica: txnPutsOnly, txns: true}},
+		// A follower of a healthy Raft cluster applies an entry before its
+		// client hears it committed, so only faults make one lag.
+		{"Raft-HT client answers weak reads without its cache", "raft-ht", mutation{newClient: cachelessRaftHT, faults: true}},
+		{"MongoDB-style replicas ignore the read's floor", "mongo", mutation{replica: ignoreFloors, faults: true}},
+		{"Pileus replicas ignore the read's floor", "pileus", mutation{replica: ignoreFloors, faults: true}},
+		{"Pileus-HT replicas ignore the read's floor", "pileus-ht", mutation{replica: ignoreFloors, faults: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -705,6 +713,21 @@ func txnPutsOnly(r protocol.Replica) protocol.Replica {
 				}
 			}
 		}}
+}
+
+// cachelessRaftHT is a Raft-HT client that answers weak reads with the
+// replica's answer alone.
+func cachelessRaftHT(o protocols.ClientOptions) clientcore.Core {
+	c := rafthtclient.New(rafthtclient.RaftHT, o.Replicas, o.Closest, o.RetryTicks)
+	c.IgnoreCache()
+	return c
+}
+
+// ignoreFloors makes a replica on Raft-HT's server answer weak reads at
+// once, whatever their floor.
+func ignoreFloors(r protocol.Replica) protocol.Replica {
+	r.(*raftht.Replica).IgnoreFloors()
+	return r
 }
 
 // forgetfulHT is a CURP-HT client whose sessions remember nothing of what

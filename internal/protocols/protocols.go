@@ -15,6 +15,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/curpho"
 	"github.com/hybridkv/hybridkv/internal/curpht"
 	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/raftht"
 	"github.com/hybridkv/hybridkv/internal/raftkv"
 	"github.com/hybridkv/hybridkv/internal/smr"
 )
@@ -65,6 +66,16 @@ var replicas = map[string]newReplica{
 	"raft": func(cfg coreconfig.Config, o ReplicaOptions) (protocol.Replica, error) {
 		return raftkv.NewReplica(cfg, o.smr())
 	},
+	"raft-ht":   rafthtServer,
+	"mongo":     rafthtServer,
+	"pileus":    rafthtServer,
+	"pileus-ht": rafthtServer,
+}
+
+// rafthtServer builds the replica that Raft-HT and the causal-session
+// baselines share; their clients tell them apart.
+func rafthtServer(cfg coreconfig.Config, o ReplicaOptions) (protocol.Replica, error) {
+	return raftht.NewReplica(cfg, o.smr())
 }
 
 // curpFamily builds a replica of CURP or of a hybrid protocol built on it.
@@ -90,3 +101,6 @@ func Lookup(name string) (Protocol, error) {
 
 // Names lists the protocols in the order benchmarks run them.
 func Names() []string { return clientcores.Names() }
+
+// DefaultNames lists the protocols a benchmark runs unless told which.
+func DefaultNames() []string { return clientcores.DefaultNames() }

@@ -18,6 +18,10 @@ type Client struct {
 	guess    int
 	sessions *sessions.Table
 	pending  map[wire.OpID]*pending
+	// ticks counts Tick calls; heard holds, per replica, the tick its last
+	// message arrived at.
+	ticks uint64
+	heard map[wire.NodeID]uint64
 	clientcore.Outbox
 }
 
@@ -29,8 +33,34 @@ type pending struct {
 // New builds a client core.
 func New(replicas []wire.NodeID, retryTicks int) *Client {
 	return &Client{replicas: replicas, retryTicks: max(1, retryTicks),
-		sessions: sessions.New(), pending: make(map[wire.OpID]*pending)}
+		sessions: sessions.New(), pending: make(map[wire.OpID]*pending), heard: make(map[wire.NodeID]uint64)}
 }
+
+// Start gives an operation of session sess its identity, for a caller that
+// sends it another way than Submit (a hybrid protocol's weak read), and
+// returns it with the session's lowest unacknowledged sequence number.
+func (c *Client) Start(sess uint64) (id wire.OpID, ackedBelow uint64) {
+	return c.sessions.Start(sess), c.sessions.AckedBelow(sess)
+}
+
+// End ends an operation begun with Start.
+func (c *Client) End(id wire.OpID) { c.sessions.Finish(id) }
+
+// Replicas lists the replicas.
+func (c *Client) Replicas() []wire.NodeID { return c.replicas }
+
+// Now is the time in ticks.
+func (c *Client) Now() uint64 { return c.ticks }
+
+// HeardSince reports whether a message from replica r arrived at or after
+// tick t.
+func (c *Client) HeardSince(r wire.NodeID, t uint64) bool {
+	at, ok := c.heard[r]
+	return ok && at >= t
+}
+
+// RetryTicks is how many ticks an unanswered request waits before a resend.
+func (c *Client) RetryTicks() int { return c.retryTicks }
 
 // Submit implements clientcore.Core.
 func (c *Client) Submit(sess uint64, op wire.Op) wire.OpID {
@@ -65,6 +95,7 @@ func (c *Client) Step(from wire.NodeID, m wire.Message) {
 	if !ok {
 		return
 	}
+	c.heard[from] = c.ticks
 	p := c.pending[rep.ID]
 	switch rep.Kind {
 	case wire.ReplyNotLeader:
@@ -113,6 +144,7 @@ func (c *Client) complete(p *pending, rep *wire.Reply) {
 // identity order so a simulated run does not depend on map order. A leader
 // that stays silent is given up on.
 func (c *Client) Tick() {
+	c.ticks++
 	var due []*pending
 	for _, p := range c.pending {
 		p.age++

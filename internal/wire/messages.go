@@ -81,6 +81,10 @@ const (
 	// FlagReplyWanted asks the receiving replica to answer a weak
 	// operation that every replica receives (CURP-HO's bound replica).
 	FlagReplyWanted
+	// FlagServeNow asks the replica to answer a weak read at once or
+	// refuse it (BehindReply) rather than wait for the read's floor: the
+	// client then reads where the floor is met (Pileus).
+	FlagServeNow
 
 	// knownRequestFlags has every flag above set; it stays last so that a
 	// new flag extends it.
@@ -281,6 +285,14 @@ func (*Reply) Type() Type            { return TypeReply }
 // replayed elsewhere: only the leader can say where (a weak reply that is
 // not ok).
 func LostReply(id OpID) *Reply { return &Reply{Kind: ReplyWeak, ID: id, Ok: false} }
+
+// BehindReply refuses a weak read flagged FlagServeNow whose floor the
+// replica's state, at applied, does not reach yet. On the wire it is a
+// LostReply: protocols that send FlagServeNow have no speculative floors,
+// so the two never meet.
+func BehindReply(id OpID, applied uint64) *Reply {
+	return &Reply{Kind: ReplyWeak, ID: id, Ok: false, Applied: applied}
+}
 
 // Lost reports whether r is a LostReply.
 func (r *Reply) Lost() bool { return r.Kind == ReplyWeak && !r.Ok }

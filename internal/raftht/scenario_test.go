@@ -1,0 +1,12 @@
+package raftht_test
+
+import (
+	"testing"
+
+	"github.com/hybridkv/hybridkv/internal/scenario"
+)
+
+// TestScenarios runs the scenario files in testdata/scenarios, one
+// directory per protocol on this server (see package scenario; -rewrite
+// rewrites their expected output).
+func TestScenarios(t *testing.T) { scenario.Run(t, "testdata/scenarios") }
