@@ -61,7 +61,8 @@ cluster's CA; without one it listens only on a loopback address, unless
 				if err := client.SaveHistory(o.History, history); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "history written to %s (check it with: hybridkv check %s)\n", history, history)
+				fmt.Fprintf(cmd.OutOrStdout(), "history written to %s (check it with: hybridkv check --protocol %s %s)\n",
+					history, cfg.Protocol, history)
 			}
 			return nil
 		},

@@ -98,7 +98,7 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 		defer procs.Stop()
 	}
 	start := time.Now()
-	r := &run{cfg: &cfg, opts: o, procs: procs, start: start, steps: steps}
+	r := &run{cfg: &cfg, proto: proto, opts: o, procs: procs, start: start, steps: steps}
 	if o.Nemesis != nil || o.Crash != nil {
 		r.faults = newFaultLog(start, o.Progress)
 	}
@@ -183,6 +183,7 @@ type run struct {
 	// start is where the clients' timelines and the scraped series start.
 	start   time.Time
 	cfg     *config.Config
+	proto   protocols.Protocol
 	opts    Options
 	procs   *cluster.Processes
 	clients []*benchClient

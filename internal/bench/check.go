@@ -2,9 +2,7 @@ package bench
 
 import (
 	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -23,16 +21,16 @@ type Verdict struct {
 // Clean reports whether the run passed every check.
 func (v *Verdict) Clean() bool { return v != nil && v.Result.Clean() }
 
-// Summary is one line for the report.
+// Summary is one line for the report. It names the guarantees checked
+// (the protocol's claims) and those the protocol does not claim.
 func (v *Verdict) Summary() string {
 	r := &v.Result
 	switch {
 	case r.Err != nil:
 		return fmt.Sprintf("check: history of %d operations could not be checked: %v", v.Events, r.Err)
 	case r.Clean():
-		props := slices.Sorted(maps.Keys(r.Checked))
-		return fmt.Sprintf("check: clean — %d operations, properties %s, checked in %v (history %s)",
-			v.Events, strings.Join(props, " "), r.Duration.Round(time.Millisecond), v.HistoryPath)
+		return fmt.Sprintf("check: clean — %d operations; %s; in %v (history %s)",
+			v.Events, r.Scope(), r.Duration.Round(time.Millisecond), v.HistoryPath)
 	}
 	n := len(r.Violations)
 	for _, k := range r.Omitted {
@@ -43,8 +41,8 @@ func (v *Verdict) Summary() string {
 		first, _, _ = strings.Cut(r.Violations[0].String(), "\n")
 		first = "; first: " + first
 	}
-	return fmt.Sprintf("check: %d VIOLATIONS in %d operations%s (all in %s, history %s)",
-		n, v.Events, first, violationsPath(v.HistoryPath), v.HistoryPath)
+	return fmt.Sprintf("check: %d VIOLATIONS in %d operations (%s)%s (all in %s, history %s)",
+		n, v.Events, r.Scope(), first, violationsPath(v.HistoryPath), v.HistoryPath)
 }
 
 // violationsPath is where a run's violations are written in full.
@@ -53,7 +51,7 @@ func violationsPath(history string) string {
 }
 
 // check writes the run's history with the replicas' final states and runs
-// the checker over it.
+// the checker over it, against what the run's protocol claims.
 func (r *run) check(rec *history.Recorder, states []protocol.Status) (*Verdict, error) {
 	for _, st := range states {
 		rec.AddReplica(history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
@@ -63,10 +61,9 @@ func (r *run) check(rec *history.Recorder, states []protocol.Status) (*Verdict, 
 	if err := history.WriteFile(path, f); err != nil {
 		return nil, err
 	}
-	res := checker.Check(f, checker.Options{
-		HOEarlyVisibility: r.cfg.Protocol == "curp-ho",
-		VisualizePath:     strings.TrimSuffix(path, ".history") + "-s1.html",
-	})
+	opts := r.proto.CheckOptions()
+	opts.VisualizePath = strings.TrimSuffix(path, ".history") + "-s1.html"
+	res := checker.Check(f, opts)
 	v := &Verdict{HistoryPath: path, Events: len(f.Events), Result: res}
 	if len(res.Violations) > 0 {
 		var b strings.Builder

@@ -91,7 +91,7 @@ func (s *sweep) run() {
 	s.pending = make([]int32, n)
 	s.writeNo = make([]int32, n)
 	s.thawed = s.c.empty()
-	s.cls = &classifier{h: h, c: s.c, before: s.before}
+	s.cls = &classifier{h: h, c: s.c, claims: s.rep.claimed, before: s.before}
 
 	evs := make([]sweepEvent, 0, 2*n)
 	reads, strongReads, slotted := 0, 0, 0
@@ -326,6 +326,7 @@ func (s *sweep) checkRead(r int32, v *vclock) {
 	if kw == nil {
 		return // nothing was ever written to the key
 	}
+	var dels []candidate
 	if o.rf == notFound {
 		// Every write in its past would be a witness: first ask whether
 		// there is one at all, which costs a look per writer rather than
@@ -342,19 +343,21 @@ func (s *sweep) checkRead(r int32, v *vclock) {
 		// and have the fewest writes after them to test.
 		n := sort.Search(len(kw.dels), func(p int) bool { return s.h.ops[kw.dels[p]].inv >= o.ret })
 		for p := n - 1; p >= 0; p-- {
-			if len(s.witnesses(kw, r, v, kw.dels[p])) == 0 {
+			d := kw.dels[p]
+			wit := s.witnesses(kw, r, v, d)
+			if len(wit) == 0 {
 				return
 			}
+			dels = append(dels, candidate{d, wit})
 		}
 	}
 	wit := s.witnesses(kw, r, v, o.rf)
 	if len(wit) == 0 {
 		return
 	}
-	if o.rf == notFound && len(kw.dels) > 0 {
-		wit = putsOnly(s.h, wit)
+	if viol, ok := s.cls.stale(r, v, append([]candidate{{o.rf, wit}}, dels...)); ok {
+		s.rep.add(viol)
 	}
-	s.rep.add(s.cls.stale(r, v, wit))
 }
 
 // anyWrite reports whether v holds a write on key, whose writes kw holds.
@@ -370,22 +373,6 @@ func (s *sweep) anyWrite(kw *keyWrites, key string, v *vclock) bool {
 		}
 	}
 	return false
-}
-
-// putsOnly keeps the witnesses that are puts, as they are what makes a
-// read that found nothing stale when no delete explains it; all of them if
-// none is.
-func putsOnly(h *hist, wit []witness) []witness {
-	var puts []witness
-	for _, w := range wit {
-		if !h.ops[w.w].del {
-			puts = append(puts, w)
-		}
-	}
-	if len(puts) == 0 {
-		return wit
-	}
-	return puts
 }
 
 // witnesses returns the writes in read r's past v that are newer than w1,

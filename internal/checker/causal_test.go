@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hybridkv/hybridkv/internal/guarantees"
 	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -82,7 +83,43 @@ func closureFindings(t *testing.T, events []history.Event) map[string]bool {
 // that a transaction's writes take effect together and its reads read one
 // state.
 func closureFindingsOf(t *testing.T, events []history.Event, atomic bool) map[string]bool {
-	h, err := index(&history.File{Events: events}, newReporter(-1))
+	h, past := closure(t, events, atomic)
+	n := len(h.ops)
+	found := map[string]bool{}
+	for b := range n {
+		o := &h.ops[b]
+		for a := range n {
+			w := &h.ops[a]
+			if !past[b][a] || !w.write || w.key != o.key || a == b {
+				continue
+			}
+			if o.write {
+				if o.slot != 0 && w.slot > o.slot {
+					found["cf "+h.name(int32(b))] = true
+				}
+				continue
+			}
+			switch rf := o.rf; {
+			case rf == thinAir || int(rf) == a:
+			case rf == notFound:
+				if !explainedByDelete(h, past, b) {
+					found["stale "+h.name(int32(b))] = true
+				}
+			case h.ops[rf].slot != 0 && w.slot > h.ops[rf].slot,
+				past[a][rf]:
+				found["stale "+h.name(int32(b))] = true
+			}
+		}
+	}
+	return found
+}
+
+// closure indexes events and computes causal order by brute force:
+// past[b][a] holds when a →co b. With atomic, a read of one write of a
+// transaction's branch has all of them in its past, and the reads of one
+// transaction share their pasts.
+func closure(t *testing.T, events []history.Event, atomic bool) (*hist, [][]bool) {
+	h, err := index(&history.File{Events: events}, newReporter(-1, guarantees.All))
 	require.NoError(t, err)
 	n := len(h.ops)
 	edge := func(a, b *op) bool {
@@ -135,33 +172,7 @@ func closureFindingsOf(t *testing.T, events []history.Event, atomic bool) map[st
 			}
 		}
 	}
-	found := map[string]bool{}
-	for b := range n {
-		o := &h.ops[b]
-		for a := range n {
-			w := &h.ops[a]
-			if !past[b][a] || !w.write || w.key != o.key || a == b {
-				continue
-			}
-			if o.write {
-				if o.slot != 0 && w.slot > o.slot {
-					found["cf "+h.name(int32(b))] = true
-				}
-				continue
-			}
-			switch rf := o.rf; {
-			case rf == thinAir || int(rf) == a:
-			case rf == notFound:
-				if !explainedByDelete(h, past, b) {
-					found["stale "+h.name(int32(b))] = true
-				}
-			case h.ops[rf].slot != 0 && w.slot > h.ops[rf].slot,
-				past[a][rf]:
-				found["stale "+h.name(int32(b))] = true
-			}
-		}
-	}
-	return found
+	return h, past
 }
 
 // snapOf returns op i and, if atomic, the reads that read one state with

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hybridkv/hybridkv/internal/guarantees"
 	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -173,7 +174,7 @@ func TestProperties(t *testing.T) {
 			want:   []string{"C3"}},
 		{name: "C3 ok: CURP-HO strong read may see it early",
 			events: numbered(slot(put(W, 1, x, "a", 0, 5), 7), slot(get(S, 2, x, "a", 10, 15), 5)),
-			opts:   Options{HOEarlyVisibility: true}},
+			opts:   Options{Claims: guarantees.Claims{EarlyStrongVisibility: true}}},
 
 		{name: "E1 ok: equal digests at equal indexes",
 			replicas: []history.ReplicaState{{ID: 1, Applied: 10, Digest: 5}, {ID: 2, Applied: 10, Digest: 5}, {ID: 3, Applied: 9, Digest: 6}}},

@@ -9,6 +9,7 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hybridkv/hybridkv/internal/guarantees"
 	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -160,7 +161,7 @@ func TestS1WithDeletesIsSound(t *testing.T) {
 // result and every write, spans as the checker gives them; ok is false
 // when the search timed out.
 func referenceS1(t *testing.T, events []history.Event) (bad, ok bool) {
-	rep := newReporter(-1)
+	rep := newReporter(-1, guarantees.All)
 	h, err := index(&history.File{Events: events}, rep)
 	require.NoError(t, err)
 	l := &lin{h: h, bound: latestPoints(h), model: kvModel(h)}

@@ -3,7 +3,39 @@
 // and weak writes), W1–W6 (session guarantees, causal visibility, no
 // thin-air values), C1–C3 (how weak and strong ops of one session
 // interact, and when weak writes become visible), E1 (replicas converge)
-// and X1 (exactly once).
+// and X1 (exactly once) — those of them the protocol that ran claims.
+//
+// # What is checked: the protocol's claims
+//
+// Each protocol declares the guarantees it claims (guarantees.Claims, in
+// package clientcores; package protocols gives the checker's Options for
+// a protocol by name), and the checker verifies exactly that set on every
+// run: a protocol may promise less than another, never silently.
+// Options.Claims.Set is the set; its zero value means every guarantee, so
+// Options{} checks everything. A violation of a guarantee not claimed is
+// never reported, and a pass whose guarantees are all unclaimed is
+// skipped (the sweep of W1–W5, C1 and C2; the search for cycles and future
+// reads, W5 and W6; C3; S1; E1; X1 against the committed log). D1 can be
+// claimed but is not checked (see Limits). Result.Verified names what was
+// checked, Result.Unclaimed what the protocol does not claim, and
+// Result.NotVerified what it claims beyond the checker (D1); Result.Scope
+// puts them in one line for reports.
+//
+// Most properties are filtered by the claim alone: S1 (the cluster check,
+// LogOrder, a transaction's TxnInternal and LostUpdate), W6 (ThinAirRead,
+// FutureRead), C3, E1, X1, and the W-violations that are not stale reads:
+// CyclicCO (filed under W5) and CyclicCF (under W3 when the misordered
+// writes are of one session, W4 otherwise). A stale read is different: it
+// breaks causal visibility (W5) whatever else it breaks, and is filed under
+// the most specific guarantee that explains it (see classifier). With a
+// subset claimed, a stale read is a violation exactly when some claimed
+// pattern explains it, with some witness (a newer write in its past), and
+// it is reported under the most specific such pattern: each pattern is
+// tested on its own, so a monotonic-reads failure that would be filed
+// under W3 is reported as W2 by a protocol that claims W2 but not W3. With
+// W5 claimed, every stale read is reported, as before. Early strong
+// visibility (Claims.EarlyStrongVisibility, CURP-HO) exempts strong reads
+// from C3 (below).
 //
 // # Orders
 //
@@ -34,8 +66,10 @@
 // WriteCORead pattern of Bouajjani et al., POPL 2017) — or when it found
 // nothing although there is one (WriteCOInitRead). A put logged before a
 // put in its own causal past is CyclicCF. A stale read is attributed to
-// the most specific guarantee that explains how the newer put reached the
-// reader (see classifier). A cycle in causal order (CyclicCO) needs a read
+// the most specific claimed guarantee that explains how the newer put
+// reached the reader (see classifier); a read that found nothing on a key
+// with deletes, only to one that explains it whichever delete it read. A
+// cycle in causal order (CyclicCO) needs a read
 // that returned before its put was invoked; such reads are found first and
 // the graph is searched only when there are some. A read of a value no put
 // wrote is W6 ThinAirRead; one that returned before its put was invoked,
@@ -77,9 +111,10 @@
 // C3 is checked in its slot form only: a read of another session's put
 // must report a Slot (the log position its answer reflects) at least the
 // put's, when both are known. Commit times are not recorded, so "visible
-// only once committed" is not checked in time. Options.HOEarlyVisibility
-// exempts strong reads (CURP-HO may answer them from uncommitted weak
-// puts).
+// only once committed" is not checked in time. A protocol that claims
+// early strong visibility (Options.Claims.EarlyStrongVisibility: CURP-HO,
+// which may answer strong reads from uncommitted weak puts) has its strong
+// reads exempted.
 //
 // E1 compares the final digests of replicas that applied the same number
 // of slots. X1 flags an identity recorded twice with different results.

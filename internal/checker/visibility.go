@@ -8,14 +8,15 @@ import (
 // times are not recorded, but slots are. A read from another session that
 // returned a put's value must come from a state that included the put, so
 // its Slot (the log position its answer reflects) is at least the put's,
-// when both are known. Under CURP-HO a strong read may legitimately return
-// a weak put before the put is logged, so the option hoEarly exempts
-// strong reads.
-func checkVisibility(h *hist, hoEarly bool, rep *reporter) {
+// when both are known. A protocol that claims early strong visibility
+// (guarantees.Claims.EarlyStrongVisibility: CURP-HO, where a strong read
+// may legitimately return a weak put before the put is logged) has its
+// strong reads exempted: earlyStrong.
+func checkVisibility(h *hist, earlyStrong bool, rep *reporter) {
 	checked := 0
 	for i := range h.ops {
 		r := &h.ops[i]
-		if r.write || r.rf < 0 || r.slot == 0 || (r.strong && hoEarly) {
+		if r.write || r.rf < 0 || r.slot == 0 || (r.strong && earlyStrong) {
 			continue
 		}
 		w := &h.ops[r.rf]

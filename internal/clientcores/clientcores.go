@@ -1,7 +1,9 @@
-// Package clientcores names every protocol hybridkv can run and builds its
-// client core: the list of protocols the client library, the server, the
-// simulator and the benchmark agree on (package protocols adds each one's
-// replica core). It links no replica code.
+// Package clientcores names every protocol hybridkv can run, builds its
+// client core and declares the guarantees it claims (package guarantees),
+// which the checker verifies on every checked run: the list of protocols
+// the client library, the server, the simulator and the benchmark agree on
+// (package protocols adds each one's replica core). It links no replica
+// code.
 package clientcores
 
 import (
@@ -11,6 +13,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/curpclient"
+	"github.com/hybridkv/hybridkv/internal/guarantees"
 	"github.com/hybridkv/hybridkv/internal/hoclient"
 	"github.com/hybridkv/hybridkv/internal/htclient"
 	"github.com/hybridkv/hybridkv/internal/raftclient"
@@ -36,6 +39,10 @@ type Protocol struct {
 	WeakAsStrong bool
 	// Default marks the protocols a benchmark runs unless told which.
 	Default bool
+	// Claims are the guarantees the protocol promises; the checker
+	// verifies exactly these on every checked run. Every protocol declares
+	// a non-empty Set.
+	Claims guarantees.Claims
 }
 
 var all = []Protocol{
@@ -45,30 +52,69 @@ var all = []Protocol{
 		// Plain CURP has no weak path: it serves weak operations as strong.
 		WeakAsStrong: true,
 		Default:      true,
+		Claims: guarantees.Claims{Set: guarantees.All,
+			WeakWriteDurability: "served as strong: acknowledged once a superquorum recorded it (fast path; a new leader recovers it) or once committed"},
 	},
 	{
 		Name:    "curp-ht",
 		New:     func(o Options) clientcore.Core { return htclient.New(o.curp(), o.closest()) },
 		Default: true,
+		Claims: guarantees.Claims{Set: guarantees.All,
+			WeakWriteDurability: "committed before acknowledged (the leader answers once it is committed and applied)"},
 	},
 	{
 		Name:    "curp-ho",
 		New:     func(o Options) clientcore.Core { return hoclient.New(o.curp(), o.closest()) },
 		Default: true,
+		// A strong read may return another session's weak write that the
+		// replicas pooled but the log does not hold yet.
+		Claims: guarantees.Claims{Set: guarantees.All, EarlyStrongVisibility: true,
+			WeakWriteDurability: "acknowledged by the closest replica once it pooled it, before it is logged; durable against replica failures " +
+				"once committed, or once a later strong op of its session completes (which shows it committed or pooled at a superquorum)"},
 	},
 	{
 		Name:         "raft",
 		New:          func(o Options) clientcore.Core { return raftclient.New(o.Replicas, o.RetryTicks) },
 		WeakAsStrong: true,
 		Default:      true,
+		Claims: guarantees.Claims{Set: guarantees.All,
+			WeakWriteDurability: "served as strong: committed before acknowledged"},
 	},
 	// The baselines on Raft-HT's server (package rafthtclient says how
 	// each treats weak operations).
-	{Name: "raft-ht", New: rafthtFamily(rafthtclient.RaftHT)},
-	{Name: "mongo", New: rafthtFamily(rafthtclient.Mongo)},
-	{Name: "pileus", New: rafthtFamily(rafthtclient.Pileus)},
-	{Name: "pileus-ht", New: rafthtFamily(rafthtclient.PileusHT)},
+	{
+		Name: "raft-ht",
+		New:  rafthtFamily(rafthtclient.RaftHT),
+		// Its cache gives read-your-writes and monotonic reads per key;
+		// a read from a lagging replica may miss another key's write in
+		// its causal past.
+		Claims: guarantees.Claims{Set: raftHTClaims, WeakWriteDurability: committedFirst},
+	},
+	{
+		Name:   "mongo",
+		New:    rafthtFamily(rafthtclient.Mongo),
+		Claims: guarantees.Claims{Set: guarantees.All, WeakWriteDurability: committedFirst},
+	},
+	{
+		Name:   "pileus",
+		New:    rafthtFamily(rafthtclient.Pileus),
+		Claims: guarantees.Claims{Set: guarantees.All, WeakWriteDurability: "every write is strong: committed before acknowledged"},
+	},
+	{
+		Name:   "pileus-ht",
+		New:    rafthtFamily(rafthtclient.PileusHT),
+		Claims: guarantees.Claims{Set: guarantees.All, WeakWriteDurability: committedFirst},
+	},
 }
+
+// raftHTClaims are Raft-HT's guarantees: all but monotonic writes,
+// writes-follow-reads and causal visibility as the checker defines them
+// (across sessions and keys), and C2.
+const raftHTClaims = guarantees.All &^ (guarantees.W3 | guarantees.W4 | guarantees.W5 | guarantees.C2)
+
+// committedFirst is the durability of weak writes logged by the leader
+// and answered once committed and applied.
+const committedFirst = "committed before acknowledged (the leader answers once it is committed and applied)"
 
 // rafthtFamily builds the client of a protocol on Raft-HT's server.
 func rafthtFamily(p rafthtclient.Policy) func(Options) clientcore.Core {

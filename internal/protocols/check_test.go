@@ -244,7 +244,7 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	for _, st := range sts {
 		f.Replicas = append(f.Replicas, history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
 	}
-	return checked{Result: checker.Check(f, checker.Options{HOEarlyVisibility: name == "curp-ho"}), faults: log,
+	return checked{Result: checker.Check(f, p.CheckOptions()), faults: log,
 		events: res.Events, sim: s, longPartitions: longPartitions, bySnapshot: bySnapshot}
 }
 

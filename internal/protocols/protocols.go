@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/hybridkv/hybridkv/internal/checker"
 	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/clientcores"
 	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/curpho"
 	"github.com/hybridkv/hybridkv/internal/curpht"
+	"github.com/hybridkv/hybridkv/internal/guarantees"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/raftht"
 	"github.com/hybridkv/hybridkv/internal/raftkv"
@@ -47,6 +49,24 @@ type Protocol struct {
 	// WeakAsStrong is set for protocols with no weak path: they serve weak
 	// operations as strong ones, and reports say so.
 	WeakAsStrong bool
+	// Claims are the guarantees the protocol promises (see clientcores).
+	Claims guarantees.Claims
+}
+
+// CheckOptions returns the checker's options for a history the protocol
+// recorded: its claims, which the checker verifies exactly.
+func (p Protocol) CheckOptions() checker.Options {
+	return checker.Options{Claims: p.Claims}
+}
+
+// CheckOptions returns the checker's options for a history recorded by the
+// protocol called name (see Protocol.CheckOptions).
+func CheckOptions(name string) (checker.Options, error) {
+	p, err := Lookup(name)
+	if err != nil {
+		return checker.Options{}, err
+	}
+	return p.CheckOptions(), nil
 }
 
 type newReplica = func(coreconfig.Config, ReplicaOptions) (protocol.Replica, error)
@@ -96,7 +116,11 @@ func Lookup(name string) (Protocol, error) {
 	if r == nil {
 		return Protocol{}, fmt.Errorf("protocol %q has no replica core", name)
 	}
-	return Protocol{Name: name, NewReplica: r, NewClient: c.New, WeakAsStrong: c.WeakAsStrong}, nil
+	if c.Claims.Set == 0 {
+		// The checker would take an empty Set as every guarantee.
+		return Protocol{}, fmt.Errorf("protocol %q claims no guarantee", name)
+	}
+	return Protocol{Name: name, NewReplica: r, NewClient: c.New, WeakAsStrong: c.WeakAsStrong, Claims: c.Claims}, nil
 }
 
 // Names lists the protocols in the order benchmarks run them.

@@ -178,7 +178,7 @@ func snapshotClockScenario(t *testing.T, name string) checker.Result {
 	for _, st := range sts {
 		file.Replicas = append(file.Replicas, history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
 	}
-	return checker.Check(file, checker.Options{HOEarlyVisibility: name == "curp-ho"})
+	return checker.Check(file, p.CheckOptions())
 }
 
 // TestSnapshotClockKeepsRetriesExactlyOnce runs snapshotClockScenario on

@@ -130,7 +130,7 @@ func txnNewLeaderScenario(t *testing.T, name string) (checker.Result, clientcore
 	for _, st := range sts {
 		file.Replicas = append(file.Replicas, history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
 	}
-	return checker.Check(file, checker.Options{HOEarlyVisibility: name == "curp-ho"}), c.done[rd]
+	return checker.Check(file, p.CheckOptions()), c.done[rd]
 }
 
 // TestNewLeaderWaitsForLoggedTransactions runs txnNewLeaderScenario on

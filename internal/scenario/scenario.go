@@ -491,7 +491,11 @@ func (e *env) check(*datadriven.TestData) {
 	for _, st := range sts {
 		f.Replicas = append(f.Replicas, history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
 	}
-	res := checker.Check(f, checker.Options{HOEarlyVisibility: e.protocol == "curp-ho"})
+	opts, err := protocols.CheckOptions(e.protocol)
+	if err != nil {
+		panic(err)
+	}
+	res := checker.Check(f, opts)
 	if res.Clean() {
 		e.printf("clean: %d operations\n", len(f.Events))
 		return
