@@ -74,6 +74,14 @@ type Config struct {
 	// CA pool (RootCAs) that verifies the replicas. Each replica is
 	// verified as replica-<id>.hybridkv, the name its certificate carries.
 	TLS *tls.Config
+	// AckWeakWritesOnLog has the leader answer weak writes once its own
+	// log holds them, before any other replica does (MongoDB's write
+	// concern w:1): a round trip less from a far site, and a write lost
+	// if the leader fails before it is replicated. Only protocols whose
+	// weak writes go to the leader alone take it (curp-ht, raft-ht,
+	// mongo, pileus-ht); by default a weak write is answered once
+	// committed.
+	AckWeakWritesOnLog bool
 }
 
 // Errors returned by operations.
@@ -125,6 +133,9 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	proto, err := clientcores.Lookup(cfg.Protocol)
+	if err == nil && cfg.AckWeakWritesOnLog {
+		proto, err = proto.AckingOnLog()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -63,7 +64,7 @@ read may not see a weak write before it is committed.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&protocol, "protocol", "", "check what this protocol claims: curp, curp-ht, curp-ho or raft")
+	cmd.Flags().StringVar(&protocol, "protocol", "", "check what this protocol claims: one of "+strings.Join(protocols.Names(), ", "))
 	cmd.Flags().StringVar(&claims, "claims", "", "check these guarantees, comma-separated (S1,W1,W2,...; all for every one)")
 	cmd.Flags().BoolVar(&ho, "curp-ho", false, "the same as --protocol curp-ho")
 	if err := cmd.Flags().MarkDeprecated("curp-ho", "use --protocol curp-ho"); err != nil {

@@ -60,6 +60,7 @@ type configFlags struct {
 	commandSize  int
 	seed         uint64
 	preload      bool
+	weakWriteAck string
 }
 
 func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
@@ -101,6 +102,8 @@ func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
 	fs.Float64Var(&f.zipf, "zipf", 0, "Zipf skew theta in [0,1); 0 is uniform (default 0.99)")
 	fs.IntVar(&f.commandSize, "value-size", 0, "value size in bytes (default 100)")
 	fs.Uint64Var(&f.seed, "seed", 0, "workload seed (default 1)")
+	fs.StringVar(&f.weakWriteAck, "weak-write-ack", "", "when a weak write is answered: commit, or leader (once the leader logged it, before replication: "+
+		"lost if it fails first; "+strings.Join(protocols.AckOnLogNames(), ", ")+") (default commit)")
 	fs.BoolVar(&f.preload, "preload", false, "write every key once before the run, so the store holds its whole key space from the start")
 }
 
@@ -150,6 +153,7 @@ func (f *configFlags) load(fs *pflag.FlagSet) (config.Config, error) {
 		set("zipf", func() { b.ZipfSkew = f.zipf })
 		set("value-size", func() { b.CommandSize = f.commandSize })
 		set("seed", func() { b.Seed = f.seed })
+		set("weak-write-ack", func() { cfg.Client.WeakWriteAck = f.weakWriteAck })
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("invalid configuration: %w", err)

@@ -65,6 +65,11 @@ type Options struct {
 func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 	cfg := o.Config
 	proto, err := protocols.Lookup(cfg.Protocol)
+	if err == nil && cfg.Client.AckWeakWritesOnLog() {
+		// The clients ask for it (cluster.ClientConfig); the check must
+		// know what the acknowledgements promise.
+		proto, err = proto.AckingOnLog()
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -165,6 +170,9 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 			return nil, nil, err
 		}
 		report.Notes = append(report.Notes, verdict.Summary())
+	}
+	if cfg.Client.AckWeakWritesOnLog() {
+		report.Notes = append(report.Notes, "weak writes were "+proto.Claims.WeakWriteDurability)
 	}
 	if proto.WeakAsStrong && cfg.Bench.WeakRatio > 0 {
 		report.Notes = append(report.Notes, fmt.Sprintf(

@@ -119,7 +119,7 @@ func closureFindingsOf(t *testing.T, events []history.Event, atomic bool) map[st
 // transaction's branch has all of them in its past, and the reads of one
 // transaction share their pasts.
 func closure(t *testing.T, events []history.Event, atomic bool) (*hist, [][]bool) {
-	h, err := index(&history.File{Events: events}, newReporter(-1, guarantees.All))
+	h, err := index(&history.File{Events: events}, newReporter(-1, guarantees.All), false)
 	require.NoError(t, err)
 	n := len(h.ops)
 	edge := func(a, b *op) bool {

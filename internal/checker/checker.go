@@ -130,7 +130,7 @@ func Check(f *history.File, o Options) Result {
 	if claimed.Has(guarantees.X1) {
 		checkAppliedLog(f, log, rep)
 	}
-	h, err := index(f, rep)
+	h, err := index(f, rep, o.Claims.WeakWritesMayBeLost)
 	if err != nil {
 		r := res()
 		r.Err = err

@@ -398,3 +398,27 @@ func allMatch(cands []int32, wits [][]int32, test func(w1, w2 int32) bool) bool 
 	}
 	return true
 }
+
+// A weak write acknowledged once the leader logged it may be lost: its
+// session's later read that misses it breaks read-your-writes when weak
+// writes are durable once acknowledged, and nothing when the claims say
+// they may be lost. So does a strong read that misses it (C1), and a log
+// that holds it nowhere.
+func TestLostWeakWritesOweNothingWhenTheClaimsSaySo(t *testing.T) {
+	events := numbered(slot(put(W, 1, x, "a", 0, 5), 1), slot(put(W, 1, x, "b", 10, 20), 2),
+		get(W, 1, x, "a", 30, 40), get(S, 1, x, "a", 50, 60))
+	r := checkClaiming(events, guarantees.All)
+	require.Contains(t, properties(r), "W1", "%v", r.Violations)
+
+	lossy := Check(&history.File{Events: events},
+		Options{Claims: guarantees.Claims{Set: guarantees.All, WeakWritesMayBeLost: true}})
+	require.NoError(t, lossy.Err)
+	assert.True(t, lossy.Clean(), "%v", lossy.Violations)
+
+	// Strong writes are owed their durability all the same.
+	events = numbered(slot(put(S, 1, x, "a", 0, 5), 1), slot(put(S, 1, x, "b", 10, 20), 2),
+		get(S, 1, x, "a", 30, 40))
+	lossy = Check(&history.File{Events: events},
+		Options{Claims: guarantees.Claims{Set: guarantees.All, WeakWritesMayBeLost: true}})
+	assert.False(t, lossy.Clean(), "a lost strong write went unnoticed")
+}

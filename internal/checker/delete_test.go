@@ -162,7 +162,7 @@ func TestS1WithDeletesIsSound(t *testing.T) {
 // when the search timed out.
 func referenceS1(t *testing.T, events []history.Event) (bad, ok bool) {
 	rep := newReporter(-1, guarantees.All)
-	h, err := index(&history.File{Events: events}, rep)
+	h, err := index(&history.File{Events: events}, rep, false)
 	require.NoError(t, err)
 	l := &lin{h: h, bound: latestPoints(h), model: kvModel(h)}
 	var ops []int32

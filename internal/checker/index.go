@@ -57,10 +57,12 @@ type keyWrites struct {
 
 // hist is a history prepared for checking.
 type hist struct {
-	ops      []op
-	sessions int
-	keys     map[string]*keyWrites
-	readers  []int32 // per write: reads of it that returned after it was invoked
+	// lossyWeak: acknowledged weak writes may be lost (see index).
+	lossyWeak bool
+	ops       []op
+	sessions  int
+	keys      map[string]*keyWrites
+	readers   []int32 // per write: reads of it that returned after it was invoked
 	// logged maps each operation in the run's committed log to the index
 	// where it took effect; nil when the run handed over no log. The
 	// sub-operations of a transaction share its identity, and its index.
@@ -80,14 +82,18 @@ type hist struct {
 // sub-operations, resolves every read to the write it observed, and
 // reports X1, thin-air (W6) and a transaction's inconsistencies with
 // itself.
-func index(f *history.File, rep *reporter) (*hist, error) {
+//
+// When acknowledged weak writes may be lost (lossyWeak), every weak write
+// enters as of unknown outcome, with no slot: the acknowledgement promises
+// nothing.
+func index(f *history.File, rep *reporter, lossyWeak bool) (*hist, error) {
 	for i := range f.Events {
 		if err := f.Events[i].Valid(); err != nil {
 			return nil, err
 		}
 	}
 	events := dedupe(f.Events, rep)
-	h := &hist{keys: map[string]*keyWrites{}}
+	h := &hist{keys: map[string]*keyWrites{}, lossyWeak: lossyWeak}
 	sessions := map[uint64]int32{}
 	var split *splitter
 	for _, e := range events {
@@ -121,6 +127,9 @@ func index(f *history.File, rep *reporter) (*hist, error) {
 func (h *hist) add(o op, e *history.Event, s int32) {
 	o.inv, o.ret, o.slot, o.sess = e.Invoke, e.Return, e.Slot, s
 	o.rf, o.strong, o.ok = notFound, e.Level == wire.Strong, e.Outcome == history.OK
+	if h.lossyWeak && o.write && !o.strong {
+		o.ok, o.slot = false, 0
+	}
 	if !o.ok {
 		o.ret = never
 	}

@@ -390,7 +390,7 @@ func redirectToTxn(rng *rand.Rand, events []history.Event) {
 // return a put on that key invoked before it returned, at random: often
 // one older than the transaction's. It reports whether it found such gets.
 func halfApply(t *testing.T, rng *rand.Rand, events []history.Event) bool {
-	h, err := index(&history.File{Events: events}, newReporter(-1, guarantees.All))
+	h, err := index(&history.File{Events: events}, newReporter(-1, guarantees.All), false)
 	require.NoError(t, err)
 	type pair struct {
 		r1, r2 *history.Event

@@ -28,6 +28,9 @@ type Options struct {
 	// Closest is the replica nearest to the client (weak reads go there).
 	Closest    wire.NodeID
 	RetryTicks int
+	// AckWeakOnLog asks the leader to answer weak writes once it logged
+	// them (set by Protocol.AckingOnLog).
+	AckWeakOnLog bool
 }
 
 // Protocol is one protocol's name, client core and traits.
@@ -43,6 +46,41 @@ type Protocol struct {
 	// verifies exactly these on every checked run. Every protocol declares
 	// a non-empty Set.
 	Claims guarantees.Claims
+	// CanAckOnLog marks the protocols whose leader logs weak writes, and
+	// so can answer them once it logged them (see AckingOnLog).
+	CanAckOnLog bool
+}
+
+// AckingOnLog returns the protocol with its leader answering weak writes
+// once its own log holds them, before replication (wire.FlagAckOnLog;
+// MongoDB's write concern w:1): a round trip less from a far site, and a
+// write lost if the leader fails before it is replicated. Its claims say
+// so, and the checker then owes nothing to an acknowledged weak write.
+func (p Protocol) AckingOnLog() (Protocol, error) {
+	if !p.CanAckOnLog {
+		return Protocol{}, fmt.Errorf("protocol %s cannot acknowledge weak writes once the leader logged them: "+
+			"its weak writes do not go through the leader alone (%s)", p.Name, strings.Join(AckOnLogNames(), ", ")+" can")
+	}
+	build := p.New
+	p.New = func(o Options) clientcore.Core {
+		o.AckWeakOnLog = true
+		return build(o)
+	}
+	p.Claims.WeakWritesMayBeLost = true
+	p.Claims.WeakWriteDurability = "acknowledged once the leader logged it, before replication: lost if the leader fails first"
+	return p, nil
+}
+
+// AckOnLogNames lists the protocols that can acknowledge weak writes once
+// the leader logged them.
+func AckOnLogNames() []string {
+	var names []string
+	for _, p := range all {
+		if p.CanAckOnLog {
+			names = append(names, p.Name)
+		}
+	}
+	return names
 }
 
 var all = []Protocol{
@@ -56,9 +94,16 @@ var all = []Protocol{
 			WeakWriteDurability: "served as strong: acknowledged once a superquorum recorded it (fast path; a new leader recovers it) or once committed"},
 	},
 	{
-		Name:    "curp-ht",
-		New:     func(o Options) clientcore.Core { return htclient.New(o.curp(), o.closest()) },
-		Default: true,
+		Name: "curp-ht",
+		New: func(o Options) clientcore.Core {
+			c := htclient.New(o.curp(), o.closest())
+			if o.AckWeakOnLog {
+				c.AckWeakWritesOnLog()
+			}
+			return c
+		},
+		Default:     true,
+		CanAckOnLog: true,
 		Claims: guarantees.Claims{Set: guarantees.All,
 			WeakWriteDurability: "committed before acknowledged (the leader answers once it is committed and applied)"},
 	},
@@ -83,17 +128,19 @@ var all = []Protocol{
 	// The baselines on Raft-HT's server (package rafthtclient says how
 	// each treats weak operations).
 	{
-		Name: "raft-ht",
-		New:  rafthtFamily(rafthtclient.RaftHT),
+		Name:        "raft-ht",
+		New:         rafthtFamily(rafthtclient.RaftHT),
+		CanAckOnLog: true,
 		// Its cache gives read-your-writes and monotonic reads per key;
 		// a read from a lagging replica may miss another key's write in
 		// its causal past.
 		Claims: guarantees.Claims{Set: raftHTClaims, WeakWriteDurability: committedFirst},
 	},
 	{
-		Name:   "mongo",
-		New:    rafthtFamily(rafthtclient.Mongo),
-		Claims: guarantees.Claims{Set: guarantees.All, WeakWriteDurability: committedFirst},
+		Name:        "mongo",
+		New:         rafthtFamily(rafthtclient.Mongo),
+		CanAckOnLog: true,
+		Claims:      guarantees.Claims{Set: guarantees.All, WeakWriteDurability: committedFirst},
 	},
 	{
 		Name:   "pileus",
@@ -101,9 +148,10 @@ var all = []Protocol{
 		Claims: guarantees.Claims{Set: guarantees.All, WeakWriteDurability: "every write is strong: committed before acknowledged"},
 	},
 	{
-		Name:   "pileus-ht",
-		New:    rafthtFamily(rafthtclient.PileusHT),
-		Claims: guarantees.Claims{Set: guarantees.All, WeakWriteDurability: committedFirst},
+		Name:        "pileus-ht",
+		New:         rafthtFamily(rafthtclient.PileusHT),
+		CanAckOnLog: true,
+		Claims:      guarantees.Claims{Set: guarantees.All, WeakWriteDurability: committedFirst},
 	},
 }
 
@@ -119,6 +167,7 @@ const committedFirst = "committed before acknowledged (the leader answers once i
 // rafthtFamily builds the client of a protocol on Raft-HT's server.
 func rafthtFamily(p rafthtclient.Policy) func(Options) clientcore.Core {
 	return func(o Options) clientcore.Core {
+		p.AckOnLog = o.AckWeakOnLog
 		return rafthtclient.New(p, o.Replicas, o.closest(), o.RetryTicks)
 	}
 }

@@ -214,6 +214,8 @@ func ClientConfig(cfg *config.Config, site string) (client.Config, error) {
 		Tick:       cfg.Raft.Tick(),
 		Retry:      cfg.Client.Retry(),
 		Timeout:    cfg.Client.Timeout(),
+
+		AckWeakWritesOnLog: cfg.Client.AckWeakWritesOnLog(),
 	}
 	if cfg.TLS.Enabled() {
 		certFile, keyFile := cfg.TLS.ForClient(site)

@@ -203,7 +203,22 @@ type ClientParams struct {
 	// TimeoutMs is how long, in milliseconds, a client keeps retrying an
 	// operation before failing it. Must be at least RetryMs. Default 10000.
 	TimeoutMs int `yaml:"timeout_ms"`
+	// WeakWriteAck is when a weak write is answered: "commit" once it is
+	// committed, or "leader" once the leader's own log holds it, before
+	// replication (lost if the leader fails first; only for the protocols
+	// whose weak writes go to the leader alone). Default "commit".
+	WeakWriteAck string `yaml:"weak_write_ack"`
 }
+
+// Weak write acknowledgements (ClientParams.WeakWriteAck).
+const (
+	AckOnCommit = "commit"
+	AckOnLeader = "leader"
+)
+
+// AckWeakWritesOnLog reports whether weak writes are answered once the
+// leader logged them.
+func (c ClientParams) AckWeakWritesOnLog() bool { return c.WeakWriteAck == AckOnLeader }
 
 // Bench is the benchmark workload. Percentages are whole numbers in [0, 100].
 type Bench struct {
@@ -286,8 +301,9 @@ func Default() Config {
 		},
 		Storage: Storage{Fsync: true, SyncDelayUs: 500},
 		Client: ClientParams{
-			RetryMs:   500,
-			TimeoutMs: 10000,
+			RetryMs:      500,
+			TimeoutMs:    10000,
+			WeakWriteAck: AckOnCommit,
 		},
 		Bench: Bench{
 			DurationS:   15,

@@ -153,6 +153,13 @@ func (c *Config) Validate() error {
 		ck.add("client.timeout_ms", "%d is less than client.retry_ms (%d)",
 			c.Client.TimeoutMs, c.Client.RetryMs)
 	}
+	switch c.Client.WeakWriteAck {
+	case AckOnCommit, "":
+	case AckOnLeader:
+		// Whether the protocol can is the client's to say (it refuses).
+	default:
+		ck.add("client.weak_write_ack", "%q is not one of %s, %s", c.Client.WeakWriteAck, AckOnCommit, AckOnLeader)
+	}
 	if e := r.SessionExpiryS; e != 0 && int64(e)*1000 < 10*int64(c.Client.TimeoutMs) {
 		ck.add("raft.session_expiry_s", "%d is less than ten times client.timeout_ms (%d ms): "+
 			"a client may retry an operation after its session expired", e, c.Client.TimeoutMs)

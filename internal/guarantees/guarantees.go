@@ -141,6 +141,12 @@ type Claims struct {
 	// is durable, for reports and documentation: "committed before
 	// acknowledged".
 	WeakWriteDurability string
+	// WeakWritesMayBeLost: an acknowledged weak write may still be lost
+	// (acknowledged by the leader once it logged it, before replication),
+	// so the checker takes every weak write as of unknown outcome: it may
+	// or may not have taken effect, and nothing is owed to it once
+	// acknowledged.
+	WeakWritesMayBeLost bool
 }
 
 // String is the claimed Set, with the C3 exception when there is one:
@@ -152,6 +158,9 @@ func (c Claims) String() string {
 	}
 	if c.EarlyStrongVisibility {
 		s += " (C3: strong reads may see weak writes early)"
+	}
+	if c.WeakWritesMayBeLost {
+		s += " (acknowledged weak writes may be lost)"
 	}
 	return s
 }

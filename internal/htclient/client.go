@@ -16,7 +16,13 @@ type Client struct {
 	// ignoreCompletions drops the floors completions raise (a mutation
 	// test's bug; see IgnoreCompletionFloors).
 	ignoreCompletions bool
+	// ackOnLog: see AckWeakWritesOnLog.
+	ackOnLog bool
 }
+
+// AckWeakWritesOnLog has the leader answer the client's weak writes once
+// its own log holds them, before replication (wire.FlagAckOnLog).
+func (x *Client) AckWeakWritesOnLog() { x.ackOnLog = true }
 
 var _ clientcore.Core = (*Client)(nil)
 
@@ -36,6 +42,9 @@ func (x *Client) Submit(sess uint64, op wire.Op) wire.OpID {
 	p := x.curp.Start(sess, op)
 	x.floors.Issued(p.Req.Op.ID)
 	if p.Req.Op.Level == wire.Weak {
+		if x.ackOnLog && p.Req.Op.Kind.IsWrite() {
+			p.Req.Flags |= wire.FlagAckOnLog
+		}
 		x.sendWeak(p)
 	} else {
 		x.curp.SendStrong(p)
@@ -128,6 +137,15 @@ func (x *Client) writeReply(p *curpclient.Pending, rep *wire.Reply) {
 			x.curp.Send(rep.Leader, &p.Req)
 		}
 	case wire.ReplyWeak, wire.ReplySync:
+		if rep.Kind == wire.ReplyWeak && p.Req.Flags&wire.FlagAckOnLog != 0 {
+			// Answered once the leader logged it: the slot is where that
+			// leader's log holds it, which a later leader may replace, so
+			// the session's reads wait for that very entry (or learn it
+			// was replaced), as for a fast-path result.
+			x.floors.ObserveSpeculative(p.Req.Op.ID.Session, wire.Position{Term: rep.Term, Index: rep.Slot})
+			x.curp.Complete(p, rep, clientcore.PathWeak)
+			return
+		}
 		x.complete(p, rep, clientcore.PathWeak)
 	}
 }

@@ -53,6 +53,21 @@ type Protocol struct {
 	Claims guarantees.Claims
 }
 
+// AckingOnLog returns the protocol with its leader answering weak writes
+// once it logged them, and its claims saying what that costs (see
+// clientcores.Protocol.AckingOnLog).
+func (p Protocol) AckingOnLog() (Protocol, error) {
+	c, err := clientcores.Lookup(p.Name)
+	if err != nil {
+		return Protocol{}, err
+	}
+	if c, err = c.AckingOnLog(); err != nil {
+		return Protocol{}, err
+	}
+	p.NewClient, p.Claims = c.New, c.Claims
+	return p, nil
+}
+
 // CheckOptions returns the checker's options for a history the protocol
 // recorded: its claims, which the checker verifies exactly.
 func (p Protocol) CheckOptions() checker.Options {
@@ -125,6 +140,10 @@ func Lookup(name string) (Protocol, error) {
 
 // Names lists the protocols in the order benchmarks run them.
 func Names() []string { return clientcores.Names() }
+
+// AckOnLogNames lists the protocols that can acknowledge weak writes once
+// the leader logged them.
+func AckOnLogNames() []string { return clientcores.AckOnLogNames() }
 
 // DefaultNames lists the protocols a benchmark runs unless told which.
 func DefaultNames() []string { return clientcores.DefaultNames() }

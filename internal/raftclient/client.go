@@ -46,6 +46,12 @@ func (c *Client) Start(sess uint64) (id wire.OpID, ackedBelow uint64) {
 // End ends an operation begun with Start.
 func (c *Client) End(id wire.OpID) { c.sessions.Finish(id) }
 
+// Waiting reports whether operation id was submitted and is not complete.
+func (c *Client) Waiting(id wire.OpID) bool {
+	_, ok := c.pending[id]
+	return ok
+}
+
 // Replicas lists the replicas.
 func (c *Client) Replicas() []wire.NodeID { return c.replicas }
 
@@ -63,9 +69,13 @@ func (c *Client) HeardSince(r wire.NodeID, t uint64) bool {
 func (c *Client) RetryTicks() int { return c.retryTicks }
 
 // Submit implements clientcore.Core.
-func (c *Client) Submit(sess uint64, op wire.Op) wire.OpID {
+func (c *Client) Submit(sess uint64, op wire.Op) wire.OpID { return c.SubmitFlagged(sess, op, 0) }
+
+// SubmitFlagged submits op with flags on its request (a hybrid protocol's
+// wire.FlagAckOnLog).
+func (c *Client) SubmitFlagged(sess uint64, op wire.Op, flags wire.RequestFlags) wire.OpID {
 	op.ID = c.sessions.Start(sess)
-	p := &pending{req: wire.Request{Op: op, AckedBelow: c.sessions.AckedBelow(sess)}}
+	p := &pending{req: wire.Request{Op: op, AckedBelow: c.sessions.AckedBelow(sess), Flags: flags}}
 	c.pending[op.ID] = p
 	c.send(&p.req)
 	return op.ID
@@ -109,6 +119,13 @@ func (c *Client) Step(from wire.NodeID, m wire.Message) {
 		if p != nil {
 			c.complete(p, rep)
 		}
+	case wire.ReplyWeak:
+		// A weak write the leader answered once it logged it
+		// (wire.FlagAckOnLog); weak reads are not this client's.
+		if p != nil && p.req.Op.Kind.IsWrite() && rep.Ok {
+			c.learn(from, rep.Term)
+			c.completeAs(p, rep, clientcore.PathWeak)
+		}
 	}
 }
 
@@ -132,12 +149,16 @@ func (c *Client) learn(leader wire.NodeID, term uint64) {
 	}
 }
 
-func (c *Client) complete(p *pending, rep *wire.Reply) {
+func (c *Client) complete(p *pending, rep *wire.Reply) { c.completeAs(p, rep, clientcore.PathLog) }
+
+// completeAs completes p with rep; path is PathLog for a result after
+// commit, PathWeak for a weak write answered once the leader logged it.
+func (c *Client) completeAs(p *pending, rep *wire.Reply, path clientcore.Path) {
 	id := p.req.Op.ID
 	delete(c.pending, id)
 	c.sessions.Finish(id)
 	c.Finish(clientcore.Completion{ID: id, Op: p.req.Op,
-		Found: rep.Found, Value: rep.Value, Revision: rep.Revision, Slot: rep.Slot, Path: clientcore.PathLog})
+		Found: rep.Found, Value: rep.Value, Revision: rep.Revision, Slot: rep.Slot, Path: path})
 }
 
 // Tick implements clientcore.Core: unanswered operations are re-sent, in

@@ -65,18 +65,25 @@ func (r *Replica) weakRead(from wire.NodeID, req *wire.Request) {
 		r.answer(from, req, readgate.Serve)
 	case req.Flags&wire.FlagServeNow == 0:
 		r.reads.Serve(r, from, req, r.answer)
-	case r.reads.Check(r, req) == readgate.Wait:
-		r.ReplyNow(from, wire.BehindReply(req.Op.ID, r.AppliedIndex()))
 	default:
-		r.answer(from, req, readgate.Serve)
+		if v := r.reads.Check(r, req); v != readgate.Wait {
+			r.answer(from, req, v)
+		} else {
+			r.ReplyNow(from, wire.BehindReply(req.Op.ID, r.AppliedIndex()))
+		}
 	}
 }
 
 // answer answers a weak read the gate let go. It rests on the applied
 // state alone, which is committed, so it does not wait for the round's
-// write. Floors here are committed slots only, so the gate never finds one
-// lost.
-func (r *Replica) answer(from wire.NodeID, req *wire.Request, _ readgate.Verdict) {
+// write. A floor's position that another entry replaced (a weak write the
+// leader answered once it logged it, then lost) is answered lost: the
+// client asks the log instead.
+func (r *Replica) answer(from wire.NodeID, req *wire.Request, v readgate.Verdict) {
+	if v == readgate.Lost {
+		r.ReplyNow(from, wire.LostReply(req.Op.ID))
+		return
+	}
 	st := r.Store()
 	val, found := st.Read(req.Op.Key)
 	r.ReplyNow(from, &wire.Reply{Kind: wire.ReplyWeak, ID: req.Op.ID, Ok: true,

@@ -19,6 +19,9 @@ type Client struct {
 	floors  weakpath.Floors
 	caches  map[uint64]*cache
 	reads   map[wire.OpID]*weakRead
+	// ackTerms holds the term of the leader that answered a weak write
+	// once it logged it, until the write's completion is observed.
+	ackTerms map[wire.OpID]uint64
 	// ignoreCache: see IgnoreCache.
 	ignoreCache bool
 	clientcore.Outbox
@@ -31,6 +34,9 @@ type weakRead struct {
 	// atLeader: a replica behind the read's floor refused it, and it went
 	// to the leader (Policy.Redirect).
 	atLeader bool
+	// logged: the read goes through the leader's log, as a strong one,
+	// because its floor names an entry the log replaced (see weakAnswer).
+	logged bool
 }
 
 var _ clientcore.Core = (*Client)(nil)
@@ -39,7 +45,7 @@ var _ clientcore.Core = (*Client)(nil)
 func New(policy Policy, replicas []wire.NodeID, closest wire.NodeID, retryTicks int) *Client {
 	return &Client{policy: policy, raft: raftclient.New(replicas, retryTicks),
 		closest: weakpath.NewBinding(closest), floors: make(weakpath.Floors),
-		caches: make(map[uint64]*cache), reads: make(map[wire.OpID]*weakRead)}
+		caches: make(map[uint64]*cache), reads: make(map[wire.OpID]*weakRead), ackTerms: make(map[wire.OpID]uint64)}
 }
 
 // IgnoreCache makes the client answer weak reads with the replica's answer
@@ -55,7 +61,11 @@ func (c *Client) Submit(sess uint64, op wire.Op) wire.OpID {
 	if c.policy.StrongWrites {
 		op.Level = wire.Strong
 	}
-	id := c.raft.Submit(sess, op)
+	var flags wire.RequestFlags
+	if c.policy.AckOnLog && op.Level == wire.Weak {
+		flags |= wire.FlagAckOnLog
+	}
+	id := c.raft.SubmitFlagged(sess, op, flags)
 	c.floors.Issued(id)
 	c.drain()
 	return id
@@ -77,11 +87,11 @@ func (c *Client) startRead(sess uint64, op wire.Op) wire.OpID {
 // sendRead sends a weak read to the bound replica, or to the leader once
 // redirected there (to every replica while no leader is known).
 func (c *Client) sendRead(r *weakRead) {
-	if c.policy.Floors {
+	if c.policy.Floors && !r.logged {
 		c.floors.Stamp(&r.req)
 	}
 	switch leader := c.raft.Leader(); {
-	case !r.atLeader:
+	case !r.atLeader && !r.logged:
 		c.Send(c.closest.Replica(), &r.req)
 	case leader != 0:
 		c.Send(leader, &r.req)
@@ -94,15 +104,24 @@ func (c *Client) sendRead(r *weakRead) {
 
 // Step implements clientcore.Core.
 func (c *Client) Step(from wire.NodeID, m wire.Message) {
+	rep, ok := m.(*wire.Reply)
+	if ok && rep.Kind == wire.ReplyWeak && rep.Ok && c.raft.Waiting(rep.ID) {
+		c.ackTerms[rep.ID] = rep.Term // a weak write, answered once logged
+	}
 	c.raft.Step(from, m)
 	c.drain()
-	rep, ok := m.(*wire.Reply)
-	if !ok || rep.Kind != wire.ReplyWeak {
+	if !ok {
 		return
 	}
-	if r := c.reads[rep.ID]; r != nil {
+	r := c.reads[rep.ID]
+	switch {
+	case r == nil:
+	case rep.Kind == wire.ReplyWeak && !r.logged:
 		c.closest.Answered(from)
 		c.weakAnswer(r, rep)
+	case rep.Kind == wire.ReplySync && r.logged:
+		c.finishRead(r, clientcore.Completion{ID: rep.ID, Op: r.req.Op, Found: rep.Found, Value: rep.Value,
+			Revision: rep.Revision, Slot: rep.Slot, Path: clientcore.PathLog}, rep.Slot)
 	}
 }
 
@@ -110,9 +129,23 @@ func (c *Client) Step(from wire.NodeID, m wire.Message) {
 func (c *Client) weakAnswer(r *weakRead, rep *wire.Reply) {
 	op := &r.req.Op
 	sess := op.ID.Session
-	if !rep.Ok { // behind the floor: read at the leader, waiting there
+	switch {
+	case !rep.Ok && c.policy.Redirect && !r.atLeader:
+		// Behind the floor (or past it with another entry): read at the
+		// leader, waiting there.
 		r.atLeader = true
 		r.req.Flags &^= wire.FlagServeNow
+		c.sendRead(r)
+		return
+	case !rep.Ok:
+		// The floor names an entry another replaced: a weak write the
+		// leader answered once it logged it, then lost. Only the log can
+		// say what the session's past holds now: read through it, as a
+		// strong read, which reflects everything that completed before.
+		r.logged = true
+		op.Level = wire.Strong
+		r.req.MinApplied, r.req.SpecFloor, r.req.ReadAfter = 0, wire.Position{}, nil
+		r.req.Flags = 0
 		c.sendRead(r)
 		return
 	}
@@ -134,9 +167,19 @@ func (c *Client) weakAnswer(r *weakRead, rep *wire.Reply) {
 		}
 		ca.prune(rep.Applied)
 	}
-	c.floors.ObserveState(sess, rep.Applied)
-	delete(c.reads, op.ID)
-	c.raft.End(op.ID)
+	c.finishRead(r, done, rep.Applied)
+}
+
+// finishRead completes a weak read, whose answer reflects the log up to
+// applied.
+func (c *Client) finishRead(r *weakRead, done clientcore.Completion, applied uint64) {
+	id := r.req.Op.ID
+	c.floors.ObserveState(id.Session, applied)
+	if r.logged {
+		c.floors.ObserveCommitted(id, applied)
+	}
+	delete(c.reads, id)
+	c.raft.End(id)
 	c.Finish(done)
 }
 
@@ -148,17 +191,28 @@ func (c *Client) drain() {
 		c.Send(e.To, e.Msg)
 	}
 	for _, d := range done {
-		c.observe(&d)
+		term, acked := c.ackTerms[d.ID] // logged by the leader, maybe not committed
+		delete(c.ackTerms, d.ID)
+		d.Path = clientcore.PathLog
 		if d.Op.Level == wire.Weak {
 			d.Path = clientcore.PathWeak
+		}
+		if acked {
+			// The session's reads wait for that very entry, or learn that
+			// another replaced it (see weakAnswer).
+			c.floors.ObserveSpeculative(d.ID.Session, wire.Position{Term: term, Index: d.Slot})
+		} else {
+			c.observe(&d)
 		}
 		c.Finish(d)
 	}
 	c.raft.Advance()
 }
 
-// observe raises the session's floor to an operation's slot, and keeps in
-// its cache what the operation wrote or read.
+// observe raises the session's floor to the committed slot of an
+// operation, and keeps in its cache what the operation wrote or read. (A
+// write acknowledged once the leader logged it may yet be lost: it is not
+// cached, so that no read returns a value the log may never hold.)
 func (c *Client) observe(d *clientcore.Completion) {
 	if d.Slot == 0 {
 		return

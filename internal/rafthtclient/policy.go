@@ -13,6 +13,10 @@ type Policy struct {
 	Redirect bool
 	// StrongWrites sends every write as a strong operation.
 	StrongWrites bool
+	// AckOnLog has the leader answer weak writes once its own log holds
+	// them, before replication (wire.FlagAckOnLog): a run's option, not a
+	// protocol's.
+	AckOnLog bool
 }
 
 // The protocols of the family.

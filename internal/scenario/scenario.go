@@ -44,6 +44,7 @@ func Run(t *testing.T, dir string) {
 // env is one scenario file's state.
 type env struct {
 	protocol string
+	proto    protocols.Protocol
 	s        *sim.Sim
 	names    map[string]wire.NodeID // replica roles and client names
 	clients  map[wire.NodeID]string
@@ -139,15 +140,21 @@ func float(s string) float64 {
 }
 
 // cluster protocol=P [replicas=3] [seed=1] [delay=25ms] [jitter=0s]
-// [batch=200us] [disk=1ms] [rounds=WINDOW] [warm=true] [volatile] starts a
-// cluster, runs it until every replica knows its first leader and (unless
-// warm=false) completes one strong write unprinted.
+// [batch=200us] [disk=1ms] [rounds=WINDOW] [warm=true] [volatile]
+// [ack-on-log] starts a cluster, runs it until every replica knows its
+// first leader and (unless warm=false) completes one strong write
+// unprinted. With ack-on-log the leader answers weak writes once it logged
+// them (protocols.Protocol.AckingOnLog), and check checks what that claims.
 func (e *env) cluster(d *datadriven.TestData) {
 	e.protocol = arg(d, "protocol", "curp")
 	p, err := protocols.Lookup(e.protocol)
+	if err == nil && slices.Contains(positional(d), "ack-on-log") {
+		p, err = p.AckingOnLog()
+	}
 	if err != nil {
 		panic(err)
 	}
+	e.proto = p
 	n := int(number(arg(d, "replicas", "3")))
 	cfg := sim.Config{
 		Seed: number(arg(d, "seed", "1")), Replicas: n,
@@ -491,11 +498,7 @@ func (e *env) check(*datadriven.TestData) {
 	for _, st := range sts {
 		f.Replicas = append(f.Replicas, history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
 	}
-	opts, err := protocols.CheckOptions(e.protocol)
-	if err != nil {
-		panic(err)
-	}
-	res := checker.Check(f, opts)
+	res := checker.Check(f, e.proto.CheckOptions())
 	if res.Clean() {
 		e.printf("clean: %d operations\n", len(f.Events))
 		return

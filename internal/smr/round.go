@@ -202,8 +202,26 @@ func (r *Replica) appendEntry(index uint64, data []byte) (Event, bool) {
 	}
 	if r.log.IsLeader() {
 		r.logged[req.Op.ID] = index
+		r.ackOnLog(index, req)
 	}
 	return Event{Kind: Appended, Index: index, Req: req}, true
+}
+
+// ackOnLog answers a weak write flagged wire.FlagAckOnLog as soon as this
+// leader's log holds it: the reply leaves once the round's write is
+// durable here, before any other replica has the entry. The client is
+// then forgotten, so that the entry's application sends nothing more (a
+// re-send of the write, its answer lost, is answered when it applies).
+func (r *Replica) ackOnLog(index uint64, req *wire.Request) {
+	if req.Flags&wire.FlagAckOnLog == 0 || req.Op.Level != wire.Weak || !req.Op.Kind.IsWrite() {
+		return
+	}
+	to, ok := r.clients[req.Op.ID]
+	if !ok {
+		return
+	}
+	delete(r.clients, req.Op.ID)
+	r.ReplyAfterWrite(to, &wire.Reply{Kind: wire.ReplyWeak, ID: req.Op.ID, Ok: true, Slot: index})
 }
 
 // apply executes an entry in slot order and, on the leader, prepares the

@@ -85,6 +85,11 @@ const (
 	// refuse it (BehindReply) rather than wait for the read's floor: the
 	// client then reads where the floor is met (Pileus).
 	FlagServeNow
+	// FlagAckOnLog asks the leader to answer a weak write once its own log
+	// holds it durably, before any other replica does: one round trip
+	// less from a far site, and the write is lost if the leader fails
+	// before it is replicated (MongoDB's write concern w:1).
+	FlagAckOnLog
 
 	// knownRequestFlags has every flag above set; it stays last so that a
 	// new flag extends it.
@@ -288,8 +293,8 @@ func LostReply(id OpID) *Reply { return &Reply{Kind: ReplyWeak, ID: id, Ok: fals
 
 // BehindReply refuses a weak read flagged FlagServeNow whose floor the
 // replica's state, at applied, does not reach yet. On the wire it is a
-// LostReply: protocols that send FlagServeNow have no speculative floors,
-// so the two never meet.
+// LostReply: either way the client reads elsewhere (Pileus at the leader,
+// and from there through the log).
 func BehindReply(id OpID, applied uint64) *Reply {
 	return &Reply{Kind: ReplyWeak, ID: id, Ok: false, Applied: applied}
 }
