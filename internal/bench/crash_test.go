@@ -41,7 +41,7 @@ func TestCrashRestartRealProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
-	for _, name := range protocols.Names() {
+	for _, name := range protocols.TestNames() {
 		for _, target := range bench.CrashTargets {
 			t.Run(name+"/"+target, func(t *testing.T) {
 				cfg := config.Default()

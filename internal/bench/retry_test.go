@@ -26,7 +26,7 @@ func TestRetryAfterFullRestartAppliesOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
-	for _, name := range protocols.Names() {
+	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
 			cfg := config.Default()
 			cfg.Protocol = name

@@ -11,12 +11,13 @@ import (
 	"github.com/hybridkv/hybridkv/client"
 	"github.com/hybridkv/hybridkv/internal/cluster"
 	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/protocols"
 )
 
 // TestTLSCluster runs every protocol's replicas and a client over mutual
 // TLS with generated certificates; a client without them gets no answer.
 func TestTLSCluster(t *testing.T) {
-	for _, proto := range config.Protocols {
+	for _, proto := range protocols.TestNames() {
 		t.Run(proto, func(t *testing.T) {
 			cfg := config.Default()
 			cfg.Protocol = proto

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/cluster"
 	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/protocols"
 )
 
 // startGateway starts a three-replica cluster of proto in this process,
@@ -53,7 +54,7 @@ func ctx(t *testing.T) context.Context {
 // TestEtcdClientKV: etcd's own client against a gateway of every
 // protocol, in this process and as separate processes.
 func TestEtcdClientKV(t *testing.T) {
-	for _, proto := range protocols {
+	for _, proto := range tested {
 		t.Run(proto+"/in-process", func(t *testing.T) {
 			c, _ := startGateway(t, proto)
 			kvSemantics(t, c)
@@ -65,7 +66,8 @@ func TestEtcdClientKV(t *testing.T) {
 	}
 }
 
-var protocols = []string{"curp", "curp-ht", "curp-ho", "raft"}
+// tested are the protocols every test here runs (see protocols.TestNames).
+var tested = protocols.TestNames()
 
 // kvSemantics checks put, get (linearizable and serializable), ranges,
 // deletes, transactions, revisions and what is not supported.
@@ -188,7 +190,7 @@ func requireUnimplemented(t *testing.T, err error, says string) {
 // serializable read at once (read-your-writes), under every protocol (the
 // ones without a weak path serve both as strong).
 func TestWeakWritesAndSharedSessions(t *testing.T) {
-	for _, proto := range protocols {
+	for _, proto := range tested {
 		t.Run(proto+"/processes", func(t *testing.T) {
 			p := startProcesses(t, proto, 1)
 			sharedSession(t, dialAddr(t, p.gateway), dialAddr(t, p.gateway))
@@ -198,7 +200,7 @@ func TestWeakWritesAndSharedSessions(t *testing.T) {
 			b := dial(t, g)
 			sharedSession(t, a, b)
 			served := g.Served()
-			if proto == "curp-ht" || proto == "curp-ho" {
+			if p, err := protocols.Lookup(proto); err == nil && !p.WeakAsStrong {
 				require.Regexp(t, `put: 20 ops.*paths weak 20 \(100.0%\)\n`, served, "the writes took the weak path")
 				require.Regexp(t, `range: 20 ops.*paths weak 20 \(100.0%\)\n`, served, "the reads took the weak path")
 			}

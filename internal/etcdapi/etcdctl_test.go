@@ -13,7 +13,7 @@ import (
 // protocol and checks what it prints.
 func TestEtcdctl(t *testing.T) {
 	bin := tooltest.Etcdctl(t)
-	for _, proto := range protocols {
+	for _, proto := range tested {
 		t.Run(proto, func(t *testing.T) {
 			p := startProcesses(t, proto, 1)
 			ctl := func(stdin string, args ...string) string { return etcdctl(t, bin, p.gateway, stdin, args...) }

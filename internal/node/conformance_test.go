@@ -29,7 +29,7 @@ import (
 // produced the same output, round by round: the runtime's round code and
 // the simulator's are one.
 func TestNodeAndSimulatorRoundsAgree(t *testing.T) {
-	for _, name := range protocols.Names() {
+	for _, name := range protocols.TestNames() {
 		for _, seed := range []uint64{1, 2, 3} {
 			t.Run(fmt.Sprintf("%s/seed=%d", name, seed), func(t *testing.T) {
 				sent, replayed := conformanceRun(t, name, seed)

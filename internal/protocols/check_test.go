@@ -264,7 +264,7 @@ func TestCheckedSimulation(t *testing.T) {
 	case testing.Short() || raceDetector:
 		seeds = 20
 	}
-	for _, name := range protocols.Names() {
+	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
 			start := time.Now()
 			for seed := uint64(1); seed <= seeds; seed++ {
@@ -292,7 +292,7 @@ func TestCheckedDeletes(t *testing.T) {
 	case testing.Short() || raceDetector:
 		seeds = 6
 	}
-	for _, name := range protocols.Names() {
+	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
 			deletes := 0
 			for seed := uint64(1); seed <= seeds; seed++ {
@@ -327,7 +327,7 @@ func TestCheckedTransactions(t *testing.T) {
 	case testing.Short() || raceDetector:
 		seeds = min(seeds, 6)
 	}
-	for _, name := range protocols.Names() {
+	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
 			start := time.Now()
 			var then, other int
@@ -396,7 +396,7 @@ func TestCheckedSessionExpiry(t *testing.T) {
 	case raceDetector:
 		seeds = 4
 	}
-	for _, name := range protocols.Names() {
+	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
 			var forgotten uint64
 			for seed := uint64(1); seed <= seeds; seed++ {
@@ -428,7 +428,7 @@ func TestCheckedLeaderCrash(t *testing.T) {
 	case raceDetector:
 		seeds = 4
 	}
-	for _, name := range protocols.Names() {
+	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
 			for seed := uint64(1); seed <= seeds; seed++ {
 				n := 3 + 2*int(seed%2)
@@ -825,7 +825,7 @@ func TestCheckedFaults(t *testing.T) {
 // checkSeeds runs seeds checked runs from first for every protocol at N = 3
 // and 5, requiring each history clean; what names the faults in the log.
 func checkSeeds(t *testing.T, first, seeds uint64, m mutation, what string) {
-	for _, name := range protocols.Names() {
+	for _, name := range protocols.TestNames() {
 		for _, n := range []int{3, 5} {
 			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
 				start := time.Now()
@@ -953,7 +953,7 @@ func TestNothingLingersAfterFaults(t *testing.T) {
 	if testing.Short() || raceDetector {
 		seeds = min(seeds, 8)
 	}
-	for _, name := range protocols.Names() {
+	for _, name := range protocols.TestNames() {
 		for _, n := range []int{3, 5} {
 			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
 				for seed := uint64(1); seed <= seeds; seed++ {

@@ -18,7 +18,7 @@ import (
 // answered, no acknowledged strong write is lost, and once the old leader
 // restarts all replicas converge.
 func TestLeaderCrash(t *testing.T) {
-	forSizes(t, protocols.Names(), func(t *testing.T, name string, n int) {
+	forSizes(t, protocols.TestNames(), func(t *testing.T, name string, n int) {
 		for seed := uint64(1); seed <= 3; seed++ {
 			c := newCluster(t, name, n, seed, sim.Network{OneWay: sim.UniformWAN(n, 25*time.Millisecond), Jitter: 5 * time.Millisecond})
 			w := newKeyedLoad(c, n, 2, 40)

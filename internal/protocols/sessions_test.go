@@ -20,7 +20,7 @@ import (
 // previous weak write, it would hold them back for good, as no replica
 // knows it any more.
 func TestIdleSessionsAreForgotten(t *testing.T) {
-	for _, name := range protocols.Names() {
+	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
 			c := newExpiringCluster(t, name)
 			cl := c.AddClient(0)
@@ -107,7 +107,7 @@ func (c *cluster) converged() bool {
 // operation would then take effect twice); following the log's clock while
 // it follows, it keeps the session.
 func TestNewLeaderDoesNotJumpTheClock(t *testing.T) {
-	for _, name := range protocols.Names() {
+	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
 			c := newExpiringCluster(t, name)
 			cl := c.AddClient(0)

@@ -132,7 +132,7 @@ func forSizes(t *testing.T, protos []string, f func(t *testing.T, name string, n
 // jitter, reordering, duplication and loss: every operation is answered
 // exactly once and all replicas end in the same state.
 func TestRandomizedRuns(t *testing.T) {
-	forSizes(t, protocols.Names(), func(t *testing.T, name string, n int) {
+	forSizes(t, protocols.TestNames(), func(t *testing.T, name string, n int) {
 		for seed := uint64(1); seed <= 3; seed++ {
 			c := newCluster(t, name, n, seed, sim.Network{
 				OneWay: sim.UniformWAN(n, 25*time.Millisecond), Jitter: 10 * time.Millisecond,

@@ -188,7 +188,7 @@ func snapshotClockScenario(t *testing.T, name string) checker.Result {
 // Before the snapshot set the ticks, the new leader's first clock entry
 // forgot every session and the retry overwrote B's write (X1).
 func TestSnapshotClockKeepsRetriesExactlyOnce(t *testing.T) {
-	for _, name := range protocols.Names() {
+	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
 			res := snapshotClockScenario(t, name)
 			require.NoError(t, res.Err)

@@ -1,0 +1,16 @@
+package protocols
+
+// TestNames lists the protocols a test that runs each of them should run:
+// every one, except under the race detector. There the cost is the
+// detector's, and what it watches is the runtime the protocols share, not
+// their cores (each runs on one goroutine), so the tests run the default
+// protocols and one of each weak-read path of the baselines on Raft-HT's
+// server: Raft-HT's cache and Pileus-HT's floor with its redirect (the
+// MongoDB-style wait is CURP-HT's read gate). The full sets run without
+// the detector.
+func TestNames() []string {
+	if !raceEnabled {
+		return Names()
+	}
+	return append(DefaultNames(), "raft-ht", "pileus-ht")
+}
