@@ -172,7 +172,7 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 		report.Notes = append(report.Notes, verdict.Summary())
 	}
 	if cfg.Client.AckWeakWritesOnLog() {
-		report.Notes = append(report.Notes, "weak writes were "+proto.Claims.WeakWriteDurability)
+		report.Notes = append(report.Notes, "weak write durability: "+proto.Claims.WeakWriteDurability+"; the check owes an acknowledged weak write nothing")
 	}
 	if proto.WeakAsStrong && cfg.Bench.WeakRatio > 0 {
 		report.Notes = append(report.Notes, fmt.Sprintf(
