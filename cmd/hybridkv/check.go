@@ -19,6 +19,7 @@ func newCheckCmd() *cobra.Command {
 		protocol  string
 		claims    string
 		ho        bool
+		lost      bool
 		visualize string
 		timeout   time.Duration
 	)
@@ -41,6 +42,7 @@ read may not see a weak write before it is committed.`,
 			if err != nil {
 				return err
 			}
+			opts.Claims.WeakWritesMayBeLost = opts.Claims.WeakWritesMayBeLost || lost
 			opts.VisualizePath, opts.LinearizabilityTimeout = visualize, timeout
 			f, err := history.ReadFile(args[0])
 			if err != nil {
@@ -66,6 +68,8 @@ read may not see a weak write before it is committed.`,
 	}
 	cmd.Flags().StringVar(&protocol, "protocol", "", "check what this protocol claims: one of "+strings.Join(protocols.Names(), ", "))
 	cmd.Flags().StringVar(&claims, "claims", "", "check these guarantees, comma-separated (S1,W1,W2,...; all for every one)")
+	cmd.Flags().BoolVar(&lost, "weak-writes-may-be-lost", false,
+		"acknowledged weak writes may be lost (a run with --weak-write-ack leader): owe them nothing")
 	cmd.Flags().BoolVar(&ho, "curp-ho", false, "the same as --protocol curp-ho")
 	if err := cmd.Flags().MarkDeprecated("curp-ho", "use --protocol curp-ho"); err != nil {
 		panic(err)
