@@ -104,8 +104,7 @@ var all = []Protocol{
 		},
 		Default:     true,
 		CanAckOnLog: true,
-		Claims: guarantees.Claims{Set: guarantees.All,
-			WeakWriteDurability: "committed before acknowledged (the leader answers once it is committed and applied)"},
+		Claims:      guarantees.Claims{Set: guarantees.All, WeakWriteDurability: committedFirst},
 	},
 	{
 		Name:    "curp-ho",
