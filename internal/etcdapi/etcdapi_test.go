@@ -201,7 +201,10 @@ func TestWeakWritesAndSharedSessions(t *testing.T) {
 			sharedSession(t, a, b)
 			served := g.Served()
 			if p, err := protocols.Lookup(proto); err == nil && !p.WeakAsStrong {
-				require.Regexp(t, `put: 20 ops.*paths weak 20 \(100.0%\)\n`, served, "the writes took the weak path")
+				// Pileus sends every write as a strong one.
+				if proto != "pileus" {
+					require.Regexp(t, `put: 20 ops.*paths weak 20 \(100.0%\)\n`, served, "the writes took the weak path")
+				}
 				require.Regexp(t, `range: 20 ops.*paths weak 20 \(100.0%\)\n`, served, "the reads took the weak path")
 			}
 			bad := metadata.AppendToOutgoingContext(ctx(t), "hybridkv-consistency", "eventual")
