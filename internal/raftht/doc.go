@@ -13,6 +13,10 @@
 // floor (Request.MinApplied: the highest slot its session has observed)
 // waits in a read gate until the replica's state reflects it; one that also
 // carries FlagServeNow is refused at once instead (wire.BehindReply), so
-// that the client reads where the floor is met. Which of these a client
-// asks for is its protocol's difference (package rafthtclient).
+// that the client reads where the floor is met. A floor may also name a
+// position, term and slot: a weak write the leader answered once it logged
+// it (wire.FlagAckOnLog). The read waits for that very entry, and is
+// answered lost (wire.LostReply) once another entry took its place; the
+// client then reads through the log. Which of these a client asks for is
+// its protocol's difference (package rafthtclient).
 package raftht
