@@ -37,7 +37,9 @@ type Options struct {
 	// guarantee (guarantees.All), so Options{} checks everything; a
 	// protocol cannot claim nothing. With EarlyStrongVisibility, a strong
 	// read may observe another session's weak write before it is committed
-	// (CURP-HO's exception to C3). WeakWriteDurability is not used.
+	// (CURP-HO's exception to C3). With WeakWritesMayBeLost, every weak
+	// write is taken as of unknown outcome: an acknowledged one is owed
+	// nothing. WeakWriteDurability is not used.
 	Claims guarantees.Claims
 	// MaxPerProperty caps the violations kept per property, so a badly
 	// broken run does not produce a report larger than its history; the
