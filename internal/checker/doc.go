@@ -35,7 +35,10 @@
 // under W3 is reported as W2 by a protocol that claims W2 but not W3. With
 // W5 claimed, every stale read is reported, as before. Early strong
 // visibility (Claims.EarlyStrongVisibility, CURP-HO) exempts strong reads
-// from C3 (below).
+// from C3 (below). When acknowledged weak writes may be lost
+// (Claims.WeakWritesMayBeLost: the leader answered them once it logged
+// them), every weak write enters as of unknown outcome, with no slot:
+// it may or may not have taken effect, and no later operation is owed it.
 //
 // # Orders
 //
