@@ -43,7 +43,8 @@ replicas' metrics are scraped every second), then one side-by-side table.
 Reports go to --out as JSON and CSV, with plots; each run's scraped metrics
 go to PROTOCOL-metrics.csv and its timeline to PROTOCOL-over-time.png.
 
-With no --protocol and no configuration file, every protocol runs.
+With no --protocol and no configuration file, the default protocols run;
+--protocol all runs every one.
 --sweep PARAM=V1,V2,... repeats the runs for each value of threads (sessions
 per client), pendings, batch-delay (µs) or weak-ratio (%), and reports each
 protocol's peak throughput (the highest whose average and median latency stay
