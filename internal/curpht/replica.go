@@ -73,18 +73,9 @@ func (x *Replica) weak(from wire.NodeID, req *wire.Request) {
 	x.Propose(from, req)
 }
 
-// answer answers a weak read the gate let go. Both answers rest on the
-// applied state and the commit index alone, so neither waits for the
-// round's write.
+// answer answers a weak read the gate let go.
 func (x *Replica) answer(from wire.NodeID, req *wire.Request, v readgate.Verdict) {
-	if v == readgate.Lost {
-		x.ReplyNow(from, wire.LostReply(req.Op.ID))
-		return
-	}
-	st := x.Store()
-	val, found := st.Read(req.Op.Key)
-	x.ReplyNow(from, &wire.Reply{Kind: wire.ReplyWeak, ID: req.Op.ID, Ok: true,
-		Found: found, Value: val.Value, Revision: val.Revision(), Slot: val.Slot, Applied: st.Applied()})
+	x.ReplyNow(from, readgate.Answer(x.Store(), req, v))
 }
 
 // Ready implements protocol.Replica: CURP's round, with the gate told of

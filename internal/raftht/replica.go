@@ -74,20 +74,11 @@ func (r *Replica) weakRead(from wire.NodeID, req *wire.Request) {
 	}
 }
 
-// answer answers a weak read the gate let go. It rests on the applied
-// state alone, which is committed, so it does not wait for the round's
-// write. A floor's position that another entry replaced (a weak write the
-// leader answered once it logged it, then lost) is answered lost: the
-// client asks the log instead.
+// answer answers a weak read the gate let go. A floor's position that
+// another entry replaced (a weak write the leader answered once it logged
+// it, then lost) is answered lost: the client asks the log instead.
 func (r *Replica) answer(from wire.NodeID, req *wire.Request, v readgate.Verdict) {
-	if v == readgate.Lost {
-		r.ReplyNow(from, wire.LostReply(req.Op.ID))
-		return
-	}
-	st := r.Store()
-	val, found := st.Read(req.Op.Key)
-	r.ReplyNow(from, &wire.Reply{Kind: wire.ReplyWeak, ID: req.Op.ID, Ok: true,
-		Found: found, Value: val.Value, Revision: val.Revision(), Slot: val.Slot, Applied: st.Applied()})
+	r.ReplyNow(from, readgate.Answer(r.Store(), req, v))
 }
 
 // Ready implements protocol.Replica: the state machine's round, with the

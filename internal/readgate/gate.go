@@ -3,6 +3,7 @@ package readgate
 import (
 	"slices"
 
+	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -239,6 +240,19 @@ func (t *Gate) Release(log Log, answer func(wire.NodeID, *wire.Request, Verdict)
 	for _, r := range ready {
 		answer(r.from, r.req, r.v)
 	}
+}
+
+// Answer is the reply to a weak read the gate let go with verdict v: lost,
+// or the key's value in st's applied state with its slot and the applied
+// index. Both rest on the applied state and the commit index alone, so
+// neither waits for the round's write.
+func Answer(st *kvstore.Store, req *wire.Request, v Verdict) *wire.Reply {
+	if v == Lost {
+		return wire.LostReply(req.Op.ID)
+	}
+	val, found := st.Read(req.Op.Key)
+	return &wire.Reply{Kind: wire.ReplyWeak, ID: req.Op.ID, Ok: true,
+		Found: found, Value: val.Value, Revision: val.Revision(), Slot: val.Slot, Applied: st.Applied()}
 }
 
 // MetricParkedReads names the weak reads a gate holds (see
