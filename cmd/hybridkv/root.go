@@ -23,7 +23,7 @@ protocols on a raft log, emulates wide-area latency, and benchmarks them.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newBenchCmd(), newClusterCmd(), newServerCmd(), newConfigCmd(), newGetCmd(), newPutCmd(), newDelCmd(), newCheckCmd(), newCertsCmd(), newProbeCmd(), newGatewayCmd())
+	root.AddCommand(newBenchCmd(), newClusterCmd(), newServerCmd(), newConfigCmd(), newGetCmd(), newPutCmd(), newDelCmd(), newCheckCmd(), newCertsCmd(), newProbeCmd(), newGatewayCmd(), newExperimentCmd())
 	return root
 }
 
@@ -116,6 +116,15 @@ func (f *configFlags) load(fs *pflag.FlagSet) (config.Config, error) {
 			return cfg, err
 		}
 	}
+	f.overlay(fs, &cfg)
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("invalid configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// overlay sets in cfg what the flags set on the command line say.
+func (f *configFlags) overlay(fs *pflag.FlagSet, cfg *config.Config) {
 	set := func(name string, apply func()) {
 		if fs.Changed(name) {
 			apply()
@@ -124,7 +133,7 @@ func (f *configFlags) load(fs *pflag.FlagSet) (config.Config, error) {
 	if !f.protocolList {
 		set("protocol", func() { cfg.Protocol = f.protocol })
 	}
-	set("replicas", func() { resize(&cfg, f.replicas) })
+	set("replicas", func() { cfg.Resize(f.replicas) })
 	set("delay", func() { cfg.Network.OneWayMs = f.delayMs })
 	set("jitter", func() { cfg.Network.JitterMs = f.jitterMs })
 	set("emulate", func() { cfg.Network.Emulate = f.emulate })
@@ -155,26 +164,6 @@ func (f *configFlags) load(fs *pflag.FlagSet) (config.Config, error) {
 		set("seed", func() { b.Seed = f.seed })
 		set("weak-write-ack", func() { cfg.Client.WeakWriteAck = f.weakWriteAck })
 	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, fmt.Errorf("invalid configuration: %w", err)
-	}
-	return cfg, nil
-}
-
-// resize replaces the cluster layout with n replicas at n sites, each with a
-// co-located client.
-func resize(cfg *config.Config, n int) {
-	if n <= 0 {
-		cfg.Sites = nil
-		return
-	}
-	cfg.Sites = make([]string, n)
-	for i := range cfg.Sites {
-		cfg.Sites[i] = fmt.Sprintf("site%d", i)
-	}
-	cfg.Replicas = nil
-	cfg.Clients.Sites = nil
-	cfg.FillDerived()
 }
 
 func (f *configFlags) logger() *slog.Logger {

@@ -322,6 +322,20 @@ func Default() Config {
 	return c
 }
 
+// Resize lays the cluster out as n replicas at n sites, each with a
+// co-located client; n <= 0 leaves no sites, for FillDerived to refuse.
+func (c *Config) Resize(n int) {
+	c.Sites = nil
+	for i := range max(n, 0) {
+		c.Sites = append(c.Sites, fmt.Sprintf("site%d", i))
+	}
+	c.Replicas = nil
+	c.Clients.Sites = nil
+	if n > 0 {
+		c.FillDerived()
+	}
+}
+
 // FillDerived fills the lists whose defaults depend on other fields: replicas
 // from sites, client sites from replicas.
 func (c *Config) FillDerived() {

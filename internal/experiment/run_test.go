@@ -1,0 +1,233 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/stats"
+)
+
+// fakeRuns stands in for the benchmark: each run reports numbers made from
+// its point, so the tests can tell which point a row came from.
+type fakeRuns struct {
+	ran     []Job
+	failAt  int // the run, counted from 1, that fails; 0 never
+	violate string
+}
+
+func (f *fakeRuns) run(_ context.Context, j Job) (Result, error) {
+	f.ran = append(f.ran, j)
+	if len(f.ran) == f.failAt {
+		return Result{}, errors.New("interrupted")
+	}
+	thr := 1000*float64(len(j.Protocol)) + 10*float64(j.Config.Bench.WeakRatio) + float64(j.Run)
+	rep := &stats.Report{Protocol: j.Protocol, Replicas: len(j.Config.Replicas), Clients: len(j.Config.Clients.Sites),
+		SessionsPerClient: j.Config.Clients.Threads, Ops: 100, Throughput: thr,
+		All:    stats.ClassSummary{Count: 100, P50Ms: 10, AvgMs: 12},
+		Strong: stats.ClassSummary{Count: 50, P50Ms: 50 + float64(j.Run), P99Ms: 100 + float64(j.Config.Bench.WeakRatio)},
+		Weak:   stats.ClassSummary{Count: 50, P50Ms: 0.5, P99Ms: 2}}
+	res := Result{Report: rep, Checked: f.violate != "", Build: "test"}
+	if j.Protocol == f.violate {
+		res.Violation = "stale read"
+	}
+	return res, nil
+}
+
+// testSpec is a small experiment over two protocols and two weak shares.
+func testSpec() Spec {
+	s, _ := Lookup("t-property")
+	s.Protocols = func() []string { return []string{"curp-ho", "raft-ht"} }
+	s.QuickValues = []float64{0, 50}
+	return s
+}
+
+func testOptions(t *testing.T, f *fakeRuns) Options {
+	var now time.Time
+	return Options{Base: config.Default(), Dir: t.TempDir(), Runs: 2, Quick: true, Command: "hybridkv experiment t-property --quick --runs 2",
+		Build: "test", Machine: "test machine", Run: f.run,
+		Now: func() time.Time { now = now.Add(10 * time.Second); return now }}
+}
+
+func TestRunAlternatesRoundsAndWritesEverything(t *testing.T) {
+	f := &fakeRuns{}
+	o := testOptions(t, f)
+	var progress bytes.Buffer
+	o.Progress = &progress
+	res, err := Run(context.Background(), testSpec(), o)
+	require.NoError(t, err)
+	require.Equal(t, 8, res.Runs)
+
+	var order []string
+	for _, j := range f.ran {
+		order = append(order, fmt.Sprintf("%s/%d/%d", j.Protocol, j.Config.Bench.WeakRatio, j.Run))
+		require.Equal(t, 32, j.Config.Clients.Threads, "the experiment's settings")
+		require.Equal(t, 15, j.Config.Bench.Pendings)
+	}
+	require.Equal(t, []string{"curp-ho/0/1", "raft-ht/0/1", "curp-ho/50/1", "raft-ht/50/1",
+		"curp-ho/0/2", "raft-ht/0/2", "curp-ho/50/2", "raft-ht/50/2"}, order,
+		"every point's first run before any second")
+
+	for _, name := range []string{"t-property.csv", "t-property.png", "t-property.md", "settings.json"} {
+		_, err := os.Stat(filepath.Join(res.Dir, name))
+		require.NoError(t, err, name)
+	}
+	rows := readCSV(t, filepath.Join(res.Dir, "t-property.csv"))
+	require.Len(t, rows, 9)
+	require.Equal(t, []string{"t-property", "curp-ho", "weak-ratio", "0", "1"}, rows[1][:5])
+
+	md := readFile(t, filepath.Join(res.Dir, "t-property.md"))
+	require.Contains(t, md, "hybridkv bench --protocol P --weak-ratio V --threads 32 --pendings 15 --batch-delay 150 --warmup 2 --duration 5")
+	// curp-ho at 50 %: strong p99 150 in both runs, against the
+	// prototype's 1,400–1,700 ms.
+	require.Contains(t, md, "| curp-ho | strong_p99_ms at weak-ratio=50 | 1,400–1,700")
+	require.Contains(t, md, "| 150 | 0.0882–0.107 |")
+	// Throughput's spread over the two runs.
+	require.Contains(t, md, "| curp-ho | 50 | 7,502 (7,501–7,502) |")
+	require.Contains(t, md, "No run's history was checked")
+	require.Contains(t, progress.String(), "[8/8] t-property raft-ht weak-ratio=50 run 2")
+	require.Contains(t, progress.String(), "[1/8] t-property curp-ho weak-ratio=0 run 1: 7001 ops/s, 0 failed (10s); 7 left, about 3m30s")
+}
+
+func TestRunResumesWhereItStopped(t *testing.T) {
+	f := &fakeRuns{failAt: 3}
+	o := testOptions(t, f)
+	_, err := Run(context.Background(), testSpec(), o)
+	require.ErrorContains(t, err, "interrupted")
+
+	again := &fakeRuns{}
+	o.Run = again.run
+	var progress bytes.Buffer
+	o.Progress = &progress
+	res, err := Run(context.Background(), testSpec(), o)
+	require.NoError(t, err)
+	require.Len(t, again.ran, 6, "the two finished runs are not run again")
+	require.Equal(t, "curp-ho", again.ran[0].Protocol)
+	require.Equal(t, 50, again.ran[0].Config.Bench.WeakRatio)
+	require.Contains(t, progress.String(), "2 of 8 runs already done, resuming with 6")
+	require.Len(t, readCSV(t, filepath.Join(res.Dir, "t-property.csv")), 9)
+
+	// Done: nothing runs, the outputs are written again.
+	third := &fakeRuns{}
+	o.Run = third.run
+	_, err = Run(context.Background(), testSpec(), o)
+	require.NoError(t, err)
+	require.Empty(t, third.ran)
+}
+
+func TestRunRefusesToMixSettings(t *testing.T) {
+	f := &fakeRuns{}
+	o := testOptions(t, f)
+	_, err := Run(context.Background(), testSpec(), o)
+	require.NoError(t, err)
+	o.Base.Network.OneWayMs = 50
+	_, err = Run(context.Background(), testSpec(), o)
+	require.ErrorContains(t, err, "holds runs made with other settings")
+	// A longer --duration given on the command line is a setting too.
+	o.Base.Network.OneWayMs = 25
+	o.Overlay = func(c *config.Config) { c.Bench.DurationS = 60 }
+	_, err = Run(context.Background(), testSpec(), o)
+	require.ErrorContains(t, err, "holds runs made with other settings")
+}
+
+func TestRunReportsViolations(t *testing.T) {
+	f := &fakeRuns{violate: "raft-ht"}
+	o := testOptions(t, f)
+	res, err := Run(context.Background(), testSpec(), o)
+	require.NoError(t, err)
+	require.Equal(t, 4, res.Violations)
+	md := readFile(t, filepath.Join(res.Dir, "t-property.md"))
+	require.Contains(t, md, "**raft-ht weak-ratio=0 run 1: consistency violation**: stale read")
+}
+
+func TestPeakPerRepeat(t *testing.T) {
+	s, err := Lookup("cross")
+	require.NoError(t, err)
+	s.Protocols = func() []string { return []string{"curp"} }
+	s.QuickValues = []float64{8, 32, 64}
+	f := &fakeRuns{}
+	o := testOptions(t, f)
+	o.Run = func(ctx context.Context, j Job) (Result, error) {
+		res, _ := f.run(ctx, j)
+		// Throughput grows with the sessions; at 64 the median passes
+		// 100 ms, so the peak is at 32.
+		res.Report.Throughput = float64(j.Config.Clients.Threads*100 + j.Run)
+		if j.Config.Clients.Threads == 64 {
+			res.Report.All.P50Ms = 150
+		}
+		return res, nil
+	}
+	res, err := Run(context.Background(), s, o)
+	require.NoError(t, err)
+	md := readFile(t, filepath.Join(res.Dir, "cross.md"))
+	require.Contains(t, md, "| curp | 3,202 (3,201–3,202) | 32, 32 |")
+	require.Contains(t, md, "| curp | peak | 31,558 (peak, 5 machines) | 3,202 (3,201–3,202) | 0.101 |")
+	require.Equal(t, 5, len(f.ran[0].Config.Replicas), "the cross experiment runs five replicas")
+}
+
+func TestFailureExperimentDrawsTimeline(t *testing.T) {
+	s, err := Lookup("failure")
+	require.NoError(t, err)
+	s.Protocols = func() []string { return []string{"raft"} }
+	f := &fakeRuns{}
+	o := testOptions(t, f)
+	o.Run = func(ctx context.Context, j Job) (Result, error) {
+		require.NotNil(t, j.Crash)
+		require.Equal(t, "leader", j.Crash.Target)
+		res, _ := f.run(ctx, j)
+		res.Report.Timeline = &stats.Timeline{BucketMs: 500, Ops: map[string][]int64{"strong-get": {10, 10, 0, 5}, "weak-get": {5, 5, 0, 5}}}
+		res.Report.Faults = []stats.Fault{{Kind: "kill", UnavailableMs: map[string]float64{"site0": 1200}}}
+		res.Report.FaultSites = []string{"site0", "site1"}
+		return res, nil
+	}
+	res, err := Run(context.Background(), s, o)
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Runs, "one point, two runs")
+	require.Equal(t, []float64{30, 30, 0, 20}, throughputOverTime(&stats.Report{Timeline: &stats.Timeline{BucketMs: 500,
+		Ops: map[string][]int64{"strong-get": {10, 10, 0, 5}, "weak-get": {5, 5, 0, 5}}}}))
+	md := readFile(t, filepath.Join(res.Dir, "failure.md"))
+	require.Contains(t, md, "| raft | 4,502 (4,501–4,502) | 1,200/never; 1,200/never | 0 |")
+}
+
+func TestLookupNamesEveryExperiment(t *testing.T) {
+	_, err := Lookup("nope")
+	require.ErrorContains(t, err, "t-property, conflict, failure, cross")
+	for _, s := range Specs {
+		require.NotEmpty(t, s.Protocols(), s.Name)
+		if s.Param != "" {
+			require.NotEmpty(t, s.Values, s.Name)
+			require.NotEmpty(t, s.QuickValues, s.Name)
+		}
+		require.NotEmpty(t, s.Metrics, s.Name)
+	}
+	require.NotContains(t, hybrids(), "curp", "plain CURP has no weak path")
+	require.NotContains(t, hybrids(), "raft")
+	require.Contains(t, hybrids(), "curp-ho")
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	return rows
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return strings.ReplaceAll(string(b), "\r", "")
+}
