@@ -11,6 +11,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/config"
 	"github.com/hybridkv/hybridkv/internal/protocols"
+	"github.com/hybridkv/hybridkv/internal/workload"
 )
 
 func newRoot() *cobra.Command {
@@ -61,6 +62,7 @@ type configFlags struct {
 	seed         uint64
 	preload      bool
 	weakWriteAck string
+	ycsb         string
 }
 
 func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
@@ -104,6 +106,7 @@ func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
 	fs.Uint64Var(&f.seed, "seed", 0, "workload seed (default 1)")
 	fs.StringVar(&f.weakWriteAck, "weak-write-ack", "", "when a weak write is answered: commit, or leader (once the leader logged it, before replication: "+
 		"lost if it fails first; "+strings.Join(protocols.AckOnLogNames(), ", ")+") (default commit)")
+	fs.StringVar(&f.ycsb, "ycsb", "", workload.YCSBHelp()+", in place of --writes and --weak-writes; --weak-ratio still sets the weak share")
 	fs.BoolVar(&f.preload, "preload", false, "write every key once before the run, so the store holds its whole key space from the start")
 }
 
@@ -163,6 +166,7 @@ func (f *configFlags) overlay(fs *pflag.FlagSet, cfg *config.Config) {
 		set("value-size", func() { b.CommandSize = f.commandSize })
 		set("seed", func() { b.Seed = f.seed })
 		set("weak-write-ack", func() { cfg.Client.WeakWriteAck = f.weakWriteAck })
+		set("ycsb", func() { b.YCSB = f.ycsb })
 	}
 }
 

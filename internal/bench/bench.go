@@ -218,11 +218,15 @@ type benchClient struct {
 	drivers []*driver
 }
 
-func (r *run) workload() workload.Config {
+// workload is the operation mix of session number index of the run's
+// sessions (which places the keys it inserts).
+func (r *run) workload(index int) workload.Config {
 	b := r.cfg.Bench
 	return workload.Config{
 		Writes: float64(b.Writes), WeakRatio: float64(b.WeakRatio), WeakWrites: float64(b.WeakWrites),
 		Conflicts: float64(b.Conflicts), KeySpace: b.KeySpace, ZipfSkew: b.ZipfSkew, ValueSize: b.CommandSize,
+		YCSB:         b.YCSB,
+		InsertStride: uint64(len(r.cfg.Clients.Sites) * r.cfg.Clients.Threads), InsertOffset: uint64(index),
 	}
 }
 
@@ -248,7 +252,7 @@ func (r *run) openClients() error {
 			}
 		}
 		for k := 0; k < r.cfg.Clients.Threads; k++ {
-			gen, err := workload.NewGenerator(r.workload(), r.cfg.Bench.Seed+uint64(ci*1000+k))
+			gen, err := workload.NewGenerator(r.workload(ci*r.cfg.Clients.Threads+k), r.cfg.Bench.Seed+uint64(ci*1000+k))
 			if err != nil {
 				return err
 			}

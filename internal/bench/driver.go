@@ -54,7 +54,21 @@ func (d *driver) more() bool {
 
 // issue submits the next operation; d.mu is held.
 func (d *driver) issue() {
-	kind, level, key := d.gen.Next()
+	op := d.gen.Next()
+	d.issued++
+	d.inflight++
+	if op.ReadModifyWrite {
+		d.submit(wire.Get, op.Key, op.Level, func(class stats.Class, r client.Result) {
+			d.readThenWrite(class, r, op.Key, op.Level)
+		})
+		return
+	}
+	d.submit(op.Kind, op.Key, op.Level, d.done)
+}
+
+// submit sends one operation, with a fresh value if it writes, and hands
+// its result to then; d.mu is held.
+func (d *driver) submit(kind wire.OpKind, key string, level wire.Level, then func(stats.Class, client.Result)) {
 	var value []byte
 	if kind.IsWrite() {
 		value = d.nextValue()
@@ -62,10 +76,8 @@ func (d *driver) issue() {
 			d.written[key] = struct{}{}
 		}
 	}
-	d.issued++
-	d.inflight++
 	class := stats.ClassOf(level, kind)
-	d.session.Submit(kind, key, value, level, func(r client.Result) { d.done(class, r) })
+	d.session.Submit(kind, key, value, level, func(r client.Result) { then(class, r) })
 }
 
 // nextValue is the value of the session's next write; d.mu is held. It
@@ -76,10 +88,31 @@ func (d *driver) nextValue() []byte {
 	return d.gen.Value(wire.OpID{Session: d.session.ID(), Seq: d.writes})
 }
 
+// done ends an operation: it records the result and keeps the pipeline
+// full.
 func (d *driver) done(class stats.Class, r client.Result) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.inflight--
+	d.record(class, r)
+	d.next(r)
+}
+
+// readThenWrite continues a read-modify-write once its read is answered:
+// the read is recorded as a read, and the write of the same key follows
+// at the same level. A failed read ends the operation.
+func (d *driver) readThenWrite(class stats.Class, r client.Result, key string, level wire.Level) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.record(class, r)
+	if r.Err != nil {
+		d.next(r)
+		return
+	}
+	d.submit(wire.Put, key, level, d.done)
+}
+
+// record records one completion; d.mu is held.
+func (d *driver) record(class stats.Class, r client.Result) {
 	now := time.Now()
 	if d.faults != nil {
 		d.faults.completed(d.site, class, now.Add(-r.Latency), now, r.Err == nil)
@@ -96,6 +129,12 @@ func (d *driver) done(class stats.Class, r client.Result) {
 		}
 	}
 	d.ops.Add(1)
+}
+
+// next issues the operation that replaces one that ended with r; d.mu is
+// held.
+func (d *driver) next(r client.Result) {
+	d.inflight--
 	// A closed client fails a submission before Submit returns, which
 	// would call done again under d.mu.
 	if d.more() && !errors.Is(r.Err, client.ErrClosed) {

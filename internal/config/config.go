@@ -261,6 +261,11 @@ type Bench struct {
 	// Seed seeds the workload generators; runs with the same seed and
 	// configuration issue the same operations. Default 1.
 	Seed uint64 `yaml:"seed"`
+	// YCSB, when set, draws the kinds of operations from one of YCSB's
+	// core workloads (a, b, c, d, f; see package workload) instead of
+	// Writes and WeakWrites; WeakRatio still sets the weak share.
+	// Default "": the write shares above.
+	YCSB string `yaml:"ycsb"`
 	// Preload writes every key of the key space once, before the warm-up,
 	// so that the run measures a store that already holds all its keys:
 	// its state, and the replicas' memory, then stays the same size over a

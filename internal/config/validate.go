@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hybridkv/hybridkv/internal/workload"
 )
 
 // FieldError is one invalid field: Path is the field's location in the YAML
@@ -182,6 +184,9 @@ func (c *Config) Validate() error {
 	}
 	if !(b.ZipfSkew >= 0 && b.ZipfSkew < 1) {
 		ck.add("bench.zipf_skew", "%v is not in [0, 1)", b.ZipfSkew)
+	}
+	if b.YCSB != "" && !slices.Contains(workload.YCSBWorkloads(), b.YCSB) {
+		ck.add("bench.ycsb", "%q is not one of %s", b.YCSB, strings.Join(workload.YCSBWorkloads(), ", "))
 	}
 	if b.CommandSize < MinCommandSize || b.CommandSize > MaxCommandSize {
 		ck.add("bench.command_size", "%d is not in [%d, %d]",

@@ -123,7 +123,7 @@ func (t *table) writeCSV(w io.Writer) error {
 	for _, v := range t.values {
 		for _, name := range t.protocols {
 			for i, r := range t.runs[name][v] {
-				row := []string{t.spec.Name, name, t.spec.Param, formatValue(v), strconv.Itoa(i + 1),
+				row := []string{t.spec.Name, name, t.spec.Param, t.spec.valueName(v), strconv.Itoa(i + 1),
 					strconv.FormatInt(r.Report.Ops, 10), strconv.FormatInt(r.Report.Failed, 10)}
 				for _, m := range csvMetrics {
 					cell := ""

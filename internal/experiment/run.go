@@ -182,7 +182,7 @@ func (s Spec) job(p Point, o Options, dir string) Job {
 func pointName(s Spec, p Point) string {
 	name := p.Protocol
 	if s.Param != "" {
-		name += "-" + s.Param + "-" + formatValue(p.Value)
+		name += "-" + s.Param + "-" + s.valueName(p.Value)
 	}
 	return fmt.Sprintf("%s-run%d", name, p.Run)
 }

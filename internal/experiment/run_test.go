@@ -201,7 +201,7 @@ func TestFailureExperimentDrawsTimeline(t *testing.T) {
 
 func TestLookupNamesEveryExperiment(t *testing.T) {
 	_, err := Lookup("nope")
-	require.ErrorContains(t, err, "t-property, conflict, failure, cross")
+	require.ErrorContains(t, err, "t-property, conflict, failure, ycsb, cross")
 	for _, s := range Specs {
 		require.NotEmpty(t, s.Protocols(), s.Name)
 		if s.Param != "" {
@@ -230,4 +230,27 @@ func readFile(t *testing.T, path string) string {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return strings.ReplaceAll(string(b), "\r", "")
+}
+
+func TestYCSBExperimentNamesItsWorkloads(t *testing.T) {
+	s, err := Lookup("ycsb")
+	require.NoError(t, err)
+	s.Protocols = func() []string { return []string{"curp"} }
+	f := &fakeRuns{}
+	o := testOptions(t, f)
+	o.Runs = 1
+	res, err := Run(context.Background(), s, o)
+	require.NoError(t, err)
+	var drawn []string
+	for _, j := range f.ran {
+		drawn = append(drawn, j.Config.Bench.YCSB)
+		require.Equal(t, 50, j.Config.Bench.WeakRatio)
+	}
+	require.Equal(t, []string{"a", "b", "c", "d", "f"}, drawn)
+	rows := readCSV(t, filepath.Join(res.Dir, "ycsb.csv"))
+	require.Equal(t, "d", rows[4][3])
+	md := readFile(t, filepath.Join(res.Dir, "ycsb.md"))
+	require.Contains(t, md, "| curp | f |")
+	_, err = os.Stat(filepath.Join(res.Dir, "results", "curp-ycsb-f-run1.json"))
+	require.NoError(t, err)
 }

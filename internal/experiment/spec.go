@@ -12,6 +12,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/config"
 	"github.com/hybridkv/hybridkv/internal/protocols"
 	"github.com/hybridkv/hybridkv/internal/stats"
+	"github.com/hybridkv/hybridkv/internal/workload"
 )
 
 // Spec is one experiment: which protocols it runs, at which values of one
@@ -31,6 +32,10 @@ type Spec struct {
 	Unit        string
 	Values      []float64
 	QuickValues []float64
+	// Categories, when set, name the parameter's values: value i stands
+	// for Categories[i] (a workload, say), and figures label the axis
+	// with the names.
+	Categories []string
 	// Apply sets the parameter in a configuration.
 	Apply func(c *config.Config, v float64)
 	// Setup fixes everything else the experiment holds constant; quick
@@ -207,6 +212,34 @@ var Specs = []Spec{
 		Differences: "The prototype's failure experiment published no numbers to set beside these.",
 	},
 	{
+		Name: "ycsb",
+		Question: "How does each protocol fare on YCSB's core workloads, with half of every workload's operations weak? " +
+			"(E, short scans, waits for weak scans.)",
+		Protocols:   protocols.Names,
+		Param:       "ycsb",
+		Unit:        "core workload",
+		Categories:  ycsbWorkloads,
+		Values:      indices(len(ycsbWorkloads)),
+		QuickValues: indices(len(ycsbWorkloads)),
+		Apply:       func(c *config.Config, v float64) { c.Bench.YCSB = ycsbWorkloads[int(v)] },
+		Setup: func(c *config.Config, quick bool) {
+			c.Clients.Threads, c.Bench.Pendings, c.Bench.WeakRatio = 8, 4, 50
+			timing(c, quick)
+			if quick {
+				c.Bench.DurationS = 3
+			}
+		},
+		Flags: func(quick bool) string {
+			if quick {
+				return "--threads 8 --pendings 4 --weak-ratio 50 --warmup 2 --duration 3"
+			}
+			return "--threads 8 --pendings 4 --weak-ratio 50 " + timingFlags(quick)
+		},
+		Metrics: []Metric{Throughput, StrongP50, StrongP99, WeakP50},
+		Differences: "The prototype published no YCSB A–F results; its cross-protocol comparison used a YCSB-B-like mix " +
+			"(the cross experiment).",
+	},
+	{
 		Name:        "cross",
 		Question:    "Which protocol sustains the most throughput on a YCSB-B mix with half the operations weak, five replicas?",
 		Protocols:   protocols.Names,
@@ -239,6 +272,19 @@ var Specs = []Spec{
 		Differences: "The prototype's peaks came from five machines, one replica each; ours from one 2-core machine running " +
 			"all five replicas and five client processes, so CPU, not the network, sets our peaks.",
 	},
+}
+
+// ycsbWorkloads are the YCSB core workloads the ycsb experiment runs, in
+// the order of its axis.
+var ycsbWorkloads = workload.YCSBWorkloads()
+
+// indices are 0 .. n-1, the values of a parameter with n categories.
+func indices(n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = float64(i)
+	}
+	return out
 }
 
 // Lookup returns the experiment called name.
@@ -278,10 +324,17 @@ func (s Spec) label(v float64) string {
 	if s.Param == "" {
 		return ""
 	}
-	return s.Param + "=" + formatValue(v)
+	return s.Param + "=" + s.valueName(v)
 }
 
-func formatValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// valueName writes a value of the parameter: the category it stands for,
+// or the number.
+func (s Spec) valueName(v float64) string {
+	if i := int(v); s.Categories != nil && float64(i) == v && i >= 0 && i < len(s.Categories) {
+		return s.Categories[i]
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
 
 // protocolsOf returns the protocols to run: the experiment's own, or
 // those of only that are among them.

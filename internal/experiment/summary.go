@@ -38,7 +38,7 @@ func (t *table) draw(path string) error {
 	}
 	var panels []plot.Panel
 	for _, m := range s.Metrics {
-		pn := plot.Panel{Title: m.Title, XLabel: axisLabel(s.Param, s.Unit), YLabel: m.Unit, LogY: m.Log}
+		pn := plot.Panel{Title: m.Title, XLabel: axisLabel(s.Param, s.Unit), YLabel: m.Unit, LogY: m.Log, XTicks: s.Categories}
 		for _, name := range t.protocols {
 			c := plot.Curve{Name: name}
 			for _, v := range t.values {
@@ -145,7 +145,7 @@ func (t *table) pointTable(b *strings.Builder) {
 	b.WriteString(strings.Repeat("---:|", len(cols)+1) + "\n")
 	for _, name := range t.protocols {
 		for _, v := range t.values {
-			fmt.Fprintf(b, "| %s | %s |", name, formatValue(v))
+			fmt.Fprintf(b, "| %s | %s |", name, t.spec.valueName(v))
 			for _, m := range cols {
 				fmt.Fprintf(b, " %s |", formatSpread(t.metric(m, name, v)))
 			}
@@ -206,7 +206,7 @@ func (t *table) peakTable(b *strings.Builder) {
 			if math.IsNaN(v) {
 				where = append(where, "none")
 			} else {
-				where = append(where, formatValue(v))
+				where = append(where, t.spec.valueName(v))
 			}
 		}
 		fmt.Fprintf(b, "| %s | %s | %s |\n", name, formatSpread(sp), strings.Join(where, ", "))
@@ -233,7 +233,7 @@ func (t *table) publishedTable(b *strings.Builder) {
 		}
 		what := p.Column
 		if !math.IsNaN(p.At) {
-			what += " at " + s.Param + "=" + formatValue(p.At)
+			what += " at " + s.Param + "=" + s.valueName(p.At)
 		}
 		rows = append(rows, fmt.Sprintf("| %s | %s | %s (%s) | %s | %s |", p.Protocol, what, theirs, p.Source, formatSpread(ours), ratio))
 	}

@@ -25,7 +25,10 @@ type Panel struct {
 	Title, XLabel, YLabel string
 	// LogY draws the metric on a log scale: latencies that span decades
 	// (a fast path and a recovery) stay readable together.
-	LogY   bool
+	LogY bool
+	// XTicks, when set, name the x values 0, 1, ...: a parameter whose
+	// values are categories (workloads, say).
+	XTicks []string
 	Curves []Curve
 }
 
@@ -47,7 +50,11 @@ func Panels(title string, panels []Panel, path string) error {
 		}
 		// Every panel has the same parameter across: the same span, so
 		// that a value sits at the same place in each.
-		if xlo < xhi {
+		switch {
+		case pn.XTicks != nil:
+			p.X.Min, p.X.Max = -0.5, float64(len(pn.XTicks))-0.5
+			p.X.Tick.Marker = categoryTicks(pn.XTicks)
+		case xlo < xhi:
 			p.X.Min, p.X.Max = xlo, xhi
 		}
 		plots = append(plots, p)
@@ -157,4 +164,17 @@ func experimentPanel(pn Panel, index map[string]int, legend *[]legendEntry) (*pl
 type errorBars struct {
 	plotter.XYs
 	plotter.YErrors
+}
+
+// categoryTicks labels the x values 0, 1, ... with their names.
+type categoryTicks []string
+
+func (c categoryTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for i, name := range c {
+		if x := float64(i); x >= lo && x <= hi {
+			ticks = append(ticks, plot.Tick{Value: x, Label: name})
+		}
+	}
+	return ticks
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Value sizes. A value carries the 16-byte identity of the operation that
@@ -43,6 +44,17 @@ type Config struct {
 	// popular, key 1 the next and so on. By default ranks are hashed over
 	// the key space like YCSB's ScrambledZipfianGenerator.
 	Unscrambled bool
+	// YCSB, when set, draws the kinds of operations from one of YCSB's
+	// core workloads (see YCSBWorkloads) instead of Writes and
+	// WeakWrites; WeakRatio still chooses each operation's level, and
+	// Conflicts its key.
+	YCSB string
+	// InsertStride and InsertOffset number the keys a session inserts
+	// (YCSB D): its i-th insert is key KeySpace + i*InsertStride +
+	// InsertOffset, so sessions that share a stride and differ in offset
+	// never insert the same key. Give every session the number of
+	// sessions as stride and its own index as offset.
+	InsertStride, InsertOffset uint64
 }
 
 // DefaultConfig returns the seeds' usual mix: half the operations weak, 10%
@@ -83,6 +95,12 @@ func (c Config) Validate() error {
 	}
 	if !(c.ZipfSkew >= 0 && c.ZipfSkew < 1) {
 		bad("ZipfSkew", "%v is not in [0, 1) (0 is uniform, 0.99 is the usual YCSB skew)", c.ZipfSkew)
+	}
+	if _, ok := ycsbMixes[c.YCSB]; c.YCSB != "" && !ok {
+		bad("YCSB", "%q is not one of YCSB's core workloads this generator draws (%s)", c.YCSB, strings.Join(YCSBWorkloads(), ", "))
+	}
+	if c.InsertOffset >= max(c.InsertStride, 1) {
+		bad("InsertOffset", "%d is not below the stride %d", c.InsertOffset, max(c.InsertStride, 1))
 	}
 	if c.ValueSize < MinValueSize || c.ValueSize > MaxValueSize {
 		bad("ValueSize", "%d is not in [%d, %d]: a value embeds the %d-byte identity of its write",

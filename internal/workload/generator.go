@@ -20,6 +20,21 @@ type Generator struct {
 	scrambled                           bool
 	template                            []byte // a value with a zero identity
 	names                               *KeyNames
+	// ycsb is the core workload drawn, nil for the write shares above.
+	ycsb *ycsbMix
+	// inserted counts this session's inserts; insertStride and
+	// insertOffset place them (see Config).
+	inserted, insertStride, insertOffset uint64
+}
+
+// Op is one operation of a session.
+type Op struct {
+	Kind  wire.OpKind
+	Level wire.Level
+	Key   string
+	// ReadModifyWrite makes the operation YCSB's read-modify-write: the
+	// session reads Key and, once answered, writes it (Kind is then Get).
+	ReadModifyWrite bool
 }
 
 // seedStream is mixed into the second PCG word so that a single seed
@@ -34,16 +49,21 @@ func NewGenerator(c Config, seed uint64) (*Generator, error) {
 		return nil, err
 	}
 	g := &Generator{
-		rng:        rand.New(rand.NewPCG(seed, seed^seedStream)),
-		writes:     c.Writes / 100,
-		weak:       c.WeakRatio / 100,
-		weakWrites: c.WeakWrites / 100,
-		conflicts:  c.Conflicts / 100,
-		keySpace:   c.KeySpace,
-		hotKey:     c.HotKey,
-		scrambled:  !c.Unscrambled,
-		template:   newTemplate(c.ValueSize),
-		names:      NewKeyNames(c.KeySpace),
+		rng:          rand.New(rand.NewPCG(seed, seed^seedStream)),
+		writes:       c.Writes / 100,
+		weak:         c.WeakRatio / 100,
+		weakWrites:   c.WeakWrites / 100,
+		conflicts:    c.Conflicts / 100,
+		keySpace:     c.KeySpace,
+		hotKey:       c.HotKey,
+		scrambled:    !c.Unscrambled,
+		template:     newTemplate(c.ValueSize),
+		names:        NewKeyNames(c.KeySpace),
+		insertStride: max(c.InsertStride, 1),
+		insertOffset: c.InsertOffset,
+	}
+	if m, ok := ycsbMixes[c.YCSB]; ok {
+		g.ycsb = &m
 	}
 	if c.ZipfSkew > 0 {
 		g.zipf = newZipfian(c.KeySpace, c.ZipfSkew)
@@ -53,22 +73,73 @@ func NewGenerator(c Config, seed uint64) (*Generator, error) {
 
 // Next draws the next operation: its kind, its level and its key, named
 // by KeyNames.
-func (g *Generator) Next() (wire.OpKind, wire.Level, string) {
-	kind, level, key := g.next()
-	return kind, level, g.names.Name(key)
+func (g *Generator) Next() Op {
+	op := g.next()
+	return Op{Kind: op.kind, Level: op.level, Key: g.names.Name(op.key), ReadModifyWrite: op.rmw}
+}
+
+// drawn is an operation with its key's number.
+type drawn struct {
+	kind  wire.OpKind
+	level wire.Level
+	key   uint64
+	rmw   bool
 }
 
 // next draws the next operation with its key's number.
-func (g *Generator) next() (kind wire.OpKind, level wire.Level, key uint64) {
+func (g *Generator) next() drawn {
 	level, writes := wire.Strong, g.writes
 	if g.chance(g.weak) {
 		level, writes = wire.Weak, g.weakWrites
 	}
-	kind = wire.Get
+	if g.ycsb != nil {
+		return g.nextYCSB(level)
+	}
+	kind := wire.Get
 	if g.chance(writes) {
 		kind = wire.Put
 	}
-	return kind, level, g.key()
+	return drawn{kind: kind, level: level, key: g.key()}
+}
+
+// nextYCSB draws the kind of operation from the core workload's shares: a
+// read, an update of a key of the key space, an insert of a new key, or a
+// read-modify-write.
+func (g *Generator) nextYCSB(level wire.Level) drawn {
+	m := g.ycsb
+	u := g.rng.Float64()
+	switch {
+	case u < m.insert:
+		key := g.keySpace + g.inserted*g.insertStride + g.insertOffset
+		g.inserted++
+		return drawn{kind: wire.Put, level: level, key: key}
+	case u < m.insert+m.update:
+		return drawn{kind: wire.Put, level: level, key: g.key()}
+	case u < m.insert+m.update+m.readModifyWrite:
+		return drawn{kind: wire.Get, level: level, key: g.key(), rmw: true}
+	case m.latest:
+		return drawn{kind: wire.Get, level: level, key: g.latestKey()}
+	}
+	return drawn{kind: wire.Get, level: level, key: g.key()}
+}
+
+// latestKey draws a key skewed towards the newest inserts, as YCSB's
+// "latest" distribution does: the rank drawn from the Zipfian counts back
+// from the newest key. Every session inserts at about the same rate, so
+// this session's inserts stand for everyone's: the newest key is taken to
+// be the last of its stride of sessions' latest round.
+func (g *Generator) latestKey() uint64 {
+	if g.chance(g.conflicts) {
+		return g.hotKey
+	}
+	newest := g.keySpace + g.inserted*g.insertStride
+	var r uint64
+	if g.zipf == nil {
+		r = g.rng.Uint64N(g.keySpace)
+	} else {
+		r = g.zipf.rank(g.rng.Float64())
+	}
+	return newest - 1 - r
 }
 
 // chance reports true with probability p. Float64 is in [0, 1), so p = 0

@@ -47,7 +47,8 @@ func TestMix(t *testing.T) {
 
 			var weak, strongWrites, weakWrites, hot int
 			for range draws {
-				kind, level, key := g.next()
+				d := g.next()
+				kind, level, key := d.kind, d.level, d.key
 				require.Less(t, key, c.KeySpace)
 				if key == c.HotKey {
 					hot++
@@ -102,7 +103,7 @@ func TestZipfPopularKeys(t *testing.T) {
 			require.NoError(t, err)
 			counts := make(map[uint64]int)
 			for range draws {
-				_, _, key := g.next()
+				key := g.next().key
 				counts[key]++
 			}
 			prev := draws + 1
@@ -157,7 +158,7 @@ func TestUniformKeys(t *testing.T) {
 	require.NoError(t, err)
 	var counts [keys]int
 	for range draws {
-		_, _, key := g.next()
+		key := g.next().key
 		require.Less(t, key, uint64(keys))
 		counts[key]++
 	}
@@ -175,7 +176,7 @@ func TestTinyKeySpaces(t *testing.T) {
 				g, err := NewGenerator(c, 1)
 				require.NoError(t, err)
 				for range 10_000 {
-					_, _, key := g.next()
+					key := g.next().key
 					require.Less(t, key, n, "n=%d skew=%v", n, skew)
 				}
 			}
@@ -196,7 +197,8 @@ func TestDeterministic(t *testing.T) {
 		require.NoError(t, err)
 		ops := make([]op, 10_000)
 		for i := range ops {
-			ops[i].kind, ops[i].level, ops[i].key = g.next()
+			d := g.next()
+			ops[i].kind, ops[i].level, ops[i].key = d.kind, d.level, d.key
 		}
 		return ops
 	}
@@ -213,7 +215,7 @@ func BenchmarkNext(b *testing.B) {
 			require.NoError(b, err)
 			var sink int
 			for b.Loop() {
-				_, _, key := g.Next()
+				key := g.Next().Key
 				sink += len(key)
 			}
 			_ = sink

@@ -45,11 +45,11 @@ func TestNextNamesTheDrawnKey(t *testing.T) {
 	require.NoError(t, err)
 	names := NewKeyNames(c.KeySpace)
 	for range 1000 {
-		kind, level, name := a.Next()
-		k2, l2, key := b.next()
-		require.Equal(t, k2, kind)
-		require.Equal(t, l2, level)
-		require.Equal(t, names.Name(key), name)
+		op := a.Next()
+		d := b.next()
+		require.Equal(t, d.kind, op.Kind)
+		require.Equal(t, d.level, op.Level)
+		require.Equal(t, names.Name(d.key), op.Key)
 	}
 	require.Zero(t, testing.AllocsPerRun(100, func() { a.Next() }))
 }
