@@ -9,6 +9,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -110,6 +111,12 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 	if o.HistoryPath != "" {
 		r.history = history.NewRecorder()
 		limitMemoryForHistory()
+		if procs == nil {
+			// A cluster this run did not start may hold earlier runs'
+			// keys, whose values the check would take for values from
+			// nowhere: the run's keys get names of their own.
+			r.keyPrefix = fmt.Sprintf("r%s-%s", strconv.FormatInt(start.UnixNano(), 36), workload.KeyPrefix)
+		}
 	}
 	if err := r.openClients(); err != nil {
 		return nil, nil, err
@@ -146,6 +153,10 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 	}
 	if preloaded != "" {
 		report.Notes = append(report.Notes, preloaded)
+	}
+	if r.keyPrefix != "" {
+		report.Notes = append(report.Notes, fmt.Sprintf("keys named %s...: the cluster was running before the run and may hold "+
+			"earlier runs' keys, which the check cannot know of", r.keyPrefix))
 	}
 	report.Notes = append(report.Notes, r.outage.notes(start)...)
 	if o.Nemesis != nil {
@@ -207,6 +218,8 @@ type run struct {
 	faults *faultLog
 	// disks describes each replica's disk at the end of the run.
 	disks []string
+	// keyPrefix begins the run's keys' names; empty is the workload's own.
+	keyPrefix string
 }
 
 type benchClient struct {
@@ -226,6 +239,7 @@ func (r *run) workload(index int) workload.Config {
 		Writes: float64(b.Writes), WeakRatio: float64(b.WeakRatio), WeakWrites: float64(b.WeakWrites),
 		Conflicts: float64(b.Conflicts), KeySpace: b.KeySpace, ZipfSkew: b.ZipfSkew, ValueSize: b.CommandSize,
 		YCSB:         b.YCSB,
+		KeyPrefix:    r.keyPrefix,
 		InsertStride: uint64(len(r.cfg.Clients.Sites) * r.cfg.Clients.Threads), InsertOffset: uint64(index),
 	}
 }

@@ -31,7 +31,7 @@ func (r *run) preload(ctx context.Context) (string, error) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	var written, failed atomic.Int64
-	names := workload.NewKeyNames(keys)
+	names := workload.NewKeyNames(r.keyPrefix, keys)
 	for i, d := range ds {
 		p := &preloader{d: d, next: uint64(i), step: uint64(len(ds)), keys: keys, names: names,
 			written: &written, failed: &failed, done: wg.Done}

@@ -41,6 +41,11 @@ func (b BenchRunner) Run(ctx context.Context, j Job) (Result, error) {
 	if b.Check {
 		opts.HistoryPath = filepath.Join(j.Dir, "history")
 	}
+	// Against an external cluster the benchmark makes no directory of its
+	// own for the history to go in.
+	if err := os.MkdirAll(j.Dir, 0o755); err != nil {
+		return Result{}, err
+	}
 	rep, verdict, err := bench.Run(ctx, opts)
 	if cerr := removeDataDirs(opts.WorkDir); err == nil {
 		err = cerr

@@ -144,27 +144,25 @@ func (t *table) writeCSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// throughputOverTime is a run's completions per second from the start of
-// the run, every class together: the timeline a run with faults keeps, or
-// the measured window's seconds.
+// throughputOverTime is a run's completions in each second from the start
+// of the run, every class together: the timeline a run with faults keeps
+// (its buckets gathered into seconds), or the measured window's seconds.
 func throughputOverTime(r *stats.Report) []float64 {
-	if tl := r.Timeline; tl != nil && tl.BucketMs > 0 {
-		var out []float64
-		for _, ops := range tl.Ops {
-			for i, n := range ops {
-				for len(out) <= i {
-					out = append(out, 0)
-				}
-				out[i] += float64(n)
-			}
-		}
-		scale := 1000 / float64(tl.BucketMs)
-		for i := range out {
-			out[i] *= scale
-		}
-		return out
+	tl := r.Timeline
+	if tl == nil || tl.BucketMs <= 0 {
+		return r.PerSecond
 	}
-	return r.PerSecond
+	var out []float64
+	for _, ops := range tl.Ops {
+		for i, n := range ops {
+			sec := i * tl.BucketMs / 1000
+			for len(out) <= sec {
+				out = append(out, 0)
+			}
+			out[sec] += float64(n)
+		}
+	}
+	return out
 }
 
 // format writes a number as the summary's tables do: whole above 100,

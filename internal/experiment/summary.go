@@ -55,7 +55,8 @@ func (t *table) draw(path string) error {
 // timelinePanel is throughput second by second from the start of each
 // run, the repeats' mean with their lowest and highest.
 func (t *table) timelinePanel() plot.Panel {
-	pn := plot.Panel{Title: "throughput over time (leader killed, then restarted)", XLabel: "seconds from the start of the run", YLabel: "ops/s"}
+	pn := plot.Panel{Title: "throughput over time (leader killed, then restarted)", XLabel: "seconds from the start of the run",
+		YLabel: "ops/s", Dense: true}
 	for _, name := range t.protocols {
 		var series [][]float64
 		for _, r := range t.runs[name][t.values[0]] {

@@ -29,6 +29,9 @@ type Panel struct {
 	// XTicks, when set, name the x values 0, 1, ...: a parameter whose
 	// values are categories (workloads, say).
 	XTicks []string
+	// Dense draws lines alone, without markers: a series of many points
+	// (throughput second by second) reads better so.
+	Dense  bool
 	Curves []Curve
 }
 
@@ -78,6 +81,9 @@ func Panels(title string, panels []Panel, path string) error {
 	}
 	cols := len(layout[0])
 	w := vg.Length(cols)*3.8*vg.Inch + 0.6*vg.Inch
+	if len(panels) == 1 {
+		w = 9 * vg.Inch // one panel, usually over time: room for its seconds
+	}
 	h := vg.Length(len(layout))*3.4*vg.Inch + 1.1*vg.Inch
 	return save(path, w, h, func(dc draw.Canvas) { drawGrid(dc, title, legend, layout) })
 }
@@ -133,6 +139,9 @@ func experimentPanel(pn Panel, index map[string]int, legend *[]legendEntry) (*pl
 		}
 		line.Color, line.Width = seriesColor(i), vg.Points(1.5)
 		points.Color, points.Shape, points.Radius = seriesColor(i), plotutil.Shape(i), vg.Points(3)
+		if pn.Dense {
+			points.Radius = 0
+		}
 		bars, err := plotter.NewYErrorBars(errorBars{xys, errs})
 		if err != nil {
 			return nil, fmt.Errorf("curve %s: %w", c.Name, err)

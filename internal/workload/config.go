@@ -49,6 +49,10 @@ type Config struct {
 	// WeakWrites; WeakRatio still chooses each operation's level, and
 	// Conflicts its key.
 	YCSB string
+	// KeyPrefix begins every key's name; empty is the package's
+	// KeyPrefix. A run against a store that holds earlier runs' keys
+	// takes a prefix of its own, so its history starts from nothing.
+	KeyPrefix string
 	// InsertStride and InsertOffset number the keys a session inserts
 	// (YCSB D): its i-th insert is key KeySpace + i*InsertStride +
 	// InsertOffset, so sessions that share a stride and differ in offset

@@ -58,7 +58,7 @@ func NewGenerator(c Config, seed uint64) (*Generator, error) {
 		hotKey:       c.HotKey,
 		scrambled:    !c.Unscrambled,
 		template:     newTemplate(c.ValueSize),
-		names:        NewKeyNames(c.KeySpace),
+		names:        NewKeyNames(c.KeyPrefix, c.KeySpace),
 		insertStride: max(c.InsertStride, 1),
 		insertOffset: c.InsertOffset,
 	}

@@ -6,11 +6,12 @@ import (
 	"sync"
 )
 
-// KeyPrefix begins every key name, as in YCSB's "user" keys.
+// KeyPrefix begins every key name unless told otherwise, as in YCSB's
+// "user" keys.
 const KeyPrefix = "user"
 
 // KeyNames turns the key numbers the generator draws into the byte keys
-// the store is asked for: KeyPrefix and the number in decimal, zero-padded
+// the store is asked for: a prefix and the number in decimal, zero-padded
 // to the width of the key space's largest, so that the names sort as the
 // numbers do and a range of names is a range of keys.
 //
@@ -18,27 +19,38 @@ const KeyPrefix = "user"
 // once, in one string, and a name is a slice of it: drawing a key then
 // allocates nothing, and the names a history keeps share that string.
 type KeyNames struct {
-	width int
-	size  int    // the bytes of one name
-	table string // every name, one after another; empty when too large
+	prefix string
+	width  int
+	size   int    // the bytes of one name
+	table  string // every name, one after another; empty when too large
 }
 
 // maxTabledBytes bounds a key space's table of names: 16 MB, room for a
 // few million names.
 const maxTabledBytes = 16 << 20
 
-// NewKeyNames returns the names of a key space of n keys. Tables are
-// shared by every caller in the process that asks for the same space.
-func NewKeyNames(n uint64) *KeyNames {
-	v, _ := keyNamesCache.LoadOrStore(n, new(keyNamesEntry))
+// NewKeyNames returns the names of a key space of n keys, each beginning
+// with prefix (KeyPrefix when empty). Tables are shared by every caller in
+// the process that asks for the same space.
+func NewKeyNames(prefix string, n uint64) *KeyNames {
+	if prefix == "" {
+		prefix = KeyPrefix
+	}
+	v, _ := keyNamesCache.LoadOrStore(keySpaceID{prefix, n}, new(keyNamesEntry))
 	e := v.(*keyNamesEntry)
-	e.once.Do(func() { e.names = newKeyNames(n) })
+	e.once.Do(func() { e.names = newKeyNames(prefix, n) })
 	return e.names
 }
 
-func newKeyNames(n uint64) *KeyNames {
+// keySpaceID names a key space in the cache.
+type keySpaceID struct {
+	prefix string
+	n      uint64
+}
+
+func newKeyNames(prefix string, n uint64) *KeyNames {
 	width := len(strconv.FormatUint(max(n, 1)-1, 10))
-	k := &KeyNames{width: width, size: len(KeyPrefix) + width}
+	k := &KeyNames{prefix: prefix, width: width, size: len(prefix) + width}
 	if n > uint64(maxTabledBytes/k.size) {
 		return k
 	}
@@ -63,7 +75,7 @@ func (k *KeyNames) Name(i uint64) string {
 
 // append appends key i's name to b.
 func (k *KeyNames) append(b []byte, i uint64) []byte {
-	b = append(b, KeyPrefix...)
+	b = append(b, k.prefix...)
 	var buf [20]byte
 	d := strconv.AppendUint(buf[:0], i, 10)
 	for range k.width - len(d) {
@@ -79,4 +91,4 @@ type keyNamesEntry struct {
 
 // keyNamesCache holds the names of every key space asked for; a run uses
 // one.
-var keyNamesCache sync.Map // uint64 -> *keyNamesEntry
+var keyNamesCache sync.Map // keySpaceID -> *keyNamesEntry

@@ -11,27 +11,31 @@ import (
 // space's width, sort as the numbers do, and are the same from the table
 // as formatted one by one.
 func TestKeyNames(t *testing.T) {
-	k := NewKeyNames(1000)
+	k := NewKeyNames("", 1000)
 	require.Equal(t, "user000", k.Name(0))
 	require.Equal(t, "user042", k.Name(42))
 	require.Equal(t, "user999", k.Name(999))
-	require.Equal(t, "user0", NewKeyNames(1).Name(0))
+	require.Equal(t, "user0", NewKeyNames("", 1).Name(0))
 	require.Equal(t, "user1000", k.Name(1000), "past the space: formatted, wider")
-	require.Same(t, k, NewKeyNames(1000), "one table per key space")
+	require.Same(t, k, NewKeyNames("", 1000), "one table per key space")
+	require.Same(t, k, NewKeyNames(KeyPrefix, 1000), "the default prefix is the package's")
+	other := NewKeyNames("r1-user", 1000)
+	require.Equal(t, "r1-user042", other.Name(42))
+	require.Equal(t, "r1-user1000", other.Name(1000))
 
 	names := make([]string, 1000)
 	for i := range names {
 		names[i] = k.Name(uint64(i))
 	}
 	require.True(t, slices.IsSorted(names))
-	untabled := newKeyNames(1000)
+	untabled := newKeyNames(KeyPrefix, 1000)
 	untabled.table = ""
 	for i, n := range names {
 		require.Equal(t, n, untabled.Name(uint64(i)))
 	}
 	require.Zero(t, testing.AllocsPerRun(100, func() { _ = k.Name(7) }), "a tabled name allocates nothing")
 
-	huge := newKeyNames(1 << 40)
+	huge := newKeyNames(KeyPrefix, 1<<40)
 	require.Empty(t, huge.table, "no table for a space too large")
 	require.Equal(t, "user0000000012345", huge.Name(12345))
 }
@@ -43,7 +47,7 @@ func TestNextNamesTheDrawnKey(t *testing.T) {
 	require.NoError(t, err)
 	b, err := NewGenerator(c, 5)
 	require.NoError(t, err)
-	names := NewKeyNames(c.KeySpace)
+	names := NewKeyNames("", c.KeySpace)
 	for range 1000 {
 		op := a.Next()
 		d := b.next()

@@ -1,0 +1,81 @@
+package experiment
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/cluster"
+	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/tooltest"
+)
+
+// shortRuns makes every point a second's run over 5 ms links.
+func shortRuns(c *config.Config) {
+	c.Network.OneWayMs = 5
+	c.Bench.WarmupS, c.Bench.DurationS = 0.5, 1
+}
+
+// TestConflictOnRealProcesses runs a quick conflict experiment's points
+// for one protocol as replica processes, checked: every point's history
+// checks clean, and what a run leaves on disk is only its report and logs.
+func TestConflictOnRealProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	binary, err := tooltest.Hybridkv()
+	require.NoError(t, err)
+	defer os.RemoveAll(filepath.Dir(binary))
+	s, err := Lookup("conflict")
+	require.NoError(t, err)
+	o := Options{Base: config.Default(), Overlay: shortRuns, Dir: t.TempDir(), Runs: 1, Quick: true,
+		Only: []string{"curp-ho"}, Command: "test", Build: Build(), Machine: Machine(),
+		Run: BenchRunner{Binary: binary, Check: true}.Run}
+	res, err := Run(context.Background(), s, o)
+	require.NoError(t, err)
+	require.Equal(t, 3, res.Runs)
+	require.Zero(t, res.Violations)
+	md := readFile(t, filepath.Join(res.Dir, "conflict.md"))
+	require.Contains(t, md, "Every one of the 3 checked runs' histories checked clean")
+	require.Contains(t, md, "| curp-ho | 100 |")
+	filepath.WalkDir(res.Dir, func(path string, d os.DirEntry, err error) error {
+		require.NoError(t, err)
+		require.NotEqual(t, "data", d.Name(), "a replica's data directory was left: %s", path)
+		require.NotEqual(t, "history", d.Name(), "a clean history was left: %s", path)
+		return nil
+	})
+}
+
+// TestExternalCluster runs an experiment's points against a cluster it did
+// not start, as across machines.
+func TestExternalCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	binary, err := tooltest.Hybridkv()
+	require.NoError(t, err)
+	defer os.RemoveAll(filepath.Dir(binary))
+	cfg := config.Default()
+	cfg.Protocol = "raft-ht"
+	shortRuns(&cfg)
+	ctx := context.Background()
+	procs, err := cluster.Spawn(ctx, binary, &cfg, t.TempDir())
+	require.NoError(t, err)
+	defer procs.Stop()
+
+	s, err := Lookup("t-property")
+	require.NoError(t, err)
+	o := Options{Base: cfg, Overlay: shortRuns, Dir: t.TempDir(), Runs: 1, Quick: true,
+		Only: []string{"raft-ht"}, Command: "test", Run: BenchRunner{Check: true}.Run}
+	res, err := Run(ctx, s, o)
+	require.NoError(t, err)
+	require.Equal(t, 3, res.Runs)
+	require.Zero(t, res.Violations, readFile(t, filepath.Join(res.Dir, "t-property.md")))
+	require.Zero(t, res.Failed)
+	for _, p := range procs.List() {
+		require.True(t, p.Running(), "the external cluster's replicas kept running")
+	}
+}
