@@ -129,13 +129,13 @@ func hybrids() []string {
 func timing(c *config.Config, quick bool) {
 	c.Bench.WarmupS, c.Bench.DurationS = 3, 15
 	if quick {
-		c.Bench.WarmupS, c.Bench.DurationS = 2, 5
+		c.Bench.WarmupS, c.Bench.DurationS = 1, 3
 	}
 }
 
 func timingFlags(quick bool) string {
 	if quick {
-		return "--warmup 2 --duration 5"
+		return "--warmup 1 --duration 3"
 	}
 	return "--warmup 3 --duration 15"
 }
@@ -220,21 +220,13 @@ var Specs = []Spec{
 		Unit:        "core workload",
 		Categories:  ycsbWorkloads,
 		Values:      indices(len(ycsbWorkloads)),
-		QuickValues: indices(len(ycsbWorkloads)),
+		QuickValues: indicesOf(ycsbWorkloads, "a", "d", "f"), // updates, inserts, read-modify-writes
 		Apply:       func(c *config.Config, v float64) { c.Bench.YCSB = ycsbWorkloads[int(v)] },
 		Setup: func(c *config.Config, quick bool) {
 			c.Clients.Threads, c.Bench.Pendings, c.Bench.WeakRatio = 8, 4, 50
 			timing(c, quick)
-			if quick {
-				c.Bench.DurationS = 3
-			}
 		},
-		Flags: func(quick bool) string {
-			if quick {
-				return "--threads 8 --pendings 4 --weak-ratio 50 --warmup 2 --duration 3"
-			}
-			return "--threads 8 --pendings 4 --weak-ratio 50 " + timingFlags(quick)
-		},
+		Flags: func(quick bool) string { return "--threads 8 --pendings 4 --weak-ratio 50 " + timingFlags(quick) },
 		Metrics: []Metric{Throughput, StrongP50, StrongP99, WeakP50},
 		Differences: "The prototype published no YCSB A–F results; its cross-protocol comparison used a YCSB-B-like mix " +
 			"(the cross experiment).",
@@ -283,6 +275,15 @@ func indices(n int) []float64 {
 	out := make([]float64, n)
 	for i := range out {
 		out[i] = float64(i)
+	}
+	return out
+}
+
+// indicesOf are the positions of names in all.
+func indicesOf(all []string, names ...string) []float64 {
+	var out []float64
+	for _, n := range names {
+		out = append(out, float64(slices.Index(all, n)))
 	}
 	return out
 }
