@@ -63,6 +63,7 @@ type configFlags struct {
 	preload      bool
 	weakWriteAck string
 	ycsb         string
+	ycsbWeak     []string
 }
 
 func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
@@ -107,6 +108,8 @@ func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
 	fs.StringVar(&f.weakWriteAck, "weak-write-ack", "", "when a weak write is answered: commit, or leader (once the leader logged it, before replication: "+
 		"lost if it fails first; "+strings.Join(protocols.AckOnLogNames(), ", ")+") (default commit)")
 	fs.StringVar(&f.ycsb, "ycsb", "", workload.YCSBHelp()+", in place of --writes and --weak-writes; --weak-ratio still sets the weak share")
+	fs.StringSliceVar(&f.ycsbWeak, "ycsb-weak", nil, "with --ycsb, the kinds of operations that may be weak: "+
+		strings.Join(workload.YCSBKinds(), ", ")+"; the others run strong (default all)")
 	fs.BoolVar(&f.preload, "preload", false, "write every key once before the run, so the store holds its whole key space from the start")
 }
 
@@ -167,6 +170,7 @@ func (f *configFlags) overlay(fs *pflag.FlagSet, cfg *config.Config) {
 		set("seed", func() { b.Seed = f.seed })
 		set("weak-write-ack", func() { cfg.Client.WeakWriteAck = f.weakWriteAck })
 		set("ycsb", func() { b.YCSB = f.ycsb })
+		set("ycsb-weak", func() { b.YCSBWeak = f.ycsbWeak })
 	}
 }
 

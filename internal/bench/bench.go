@@ -239,6 +239,7 @@ func (r *run) workload(index int) workload.Config {
 		Writes: float64(b.Writes), WeakRatio: float64(b.WeakRatio), WeakWrites: float64(b.WeakWrites),
 		Conflicts: float64(b.Conflicts), KeySpace: b.KeySpace, ZipfSkew: b.ZipfSkew, ValueSize: b.CommandSize,
 		YCSB:         b.YCSB,
+		YCSBWeak:     b.YCSBWeak,
 		KeyPrefix:    r.keyPrefix,
 		InsertStride: uint64(len(r.cfg.Clients.Sites) * r.cfg.Clients.Threads), InsertOffset: uint64(index),
 	}

@@ -266,6 +266,9 @@ type Bench struct {
 	// Writes and WeakWrites; WeakRatio still sets the weak share.
 	// Default "": the write shares above.
 	YCSB string `yaml:"ycsb"`
+	// YCSBWeak names the kinds of YCSB operations that may be weak (read,
+	// update, insert, rmw); the others run strong. Default: every kind.
+	YCSBWeak []string `yaml:"ycsb_weak,omitempty"`
 	// Preload writes every key of the key space once, before the warm-up,
 	// so that the run measures a store that already holds all its keys:
 	// its state, and the replicas' memory, then stays the same size over a

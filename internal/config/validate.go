@@ -188,6 +188,11 @@ func (c *Config) Validate() error {
 	if b.YCSB != "" && !slices.Contains(workload.YCSBWorkloads(), b.YCSB) {
 		ck.add("bench.ycsb", "%q is not one of %s", b.YCSB, strings.Join(workload.YCSBWorkloads(), ", "))
 	}
+	for _, k := range b.YCSBWeak {
+		if !slices.Contains(workload.YCSBKinds(), k) {
+			ck.add("bench.ycsb_weak", "%q is not one of %s", k, strings.Join(workload.YCSBKinds(), ", "))
+		}
+	}
 	if b.CommandSize < MinCommandSize || b.CommandSize > MaxCommandSize {
 		ck.add("bench.command_size", "%d is not in [%d, %d]",
 			b.CommandSize, MinCommandSize, MaxCommandSize)

@@ -226,17 +226,17 @@ var Specs = []Spec{
 			c.Clients.Threads, c.Bench.Pendings, c.Bench.WeakRatio = 8, 4, 50
 			timing(c, quick)
 		},
-		Flags: func(quick bool) string { return "--threads 8 --pendings 4 --weak-ratio 50 " + timingFlags(quick) },
+		Flags:   func(quick bool) string { return "--threads 8 --pendings 4 --weak-ratio 50 " + timingFlags(quick) },
 		Metrics: []Metric{Throughput, StrongP50, StrongP99, WeakP50},
 		Differences: "The prototype published no YCSB A–F results; its cross-protocol comparison used a YCSB-B-like mix " +
 			"(the cross experiment).",
 	},
 	{
-		Name:        "cross",
-		Question:    "Which protocol sustains the most throughput on a YCSB-B mix with half the operations weak, five replicas?",
-		Protocols:   protocols.Names,
-		Param:       "threads",
-		Unit:        "sessions per client",
+		Name:      "cross",
+		Question:  "Which protocol sustains the most throughput on a YCSB-B mix with half the operations weak, five replicas?",
+		Protocols: protocols.Names,
+		Param:     "threads",
+		Unit:      "sessions per client",
 		// Five replicas and five clients share the machine's cores: at
 		// 5 × 64 sessions every protocol's median had passed 100 ms on
 		// the 2-core machine, so more sessions add no peak.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -49,6 +50,11 @@ type Config struct {
 	// WeakWrites; WeakRatio still chooses each operation's level, and
 	// Conflicts its key.
 	YCSB string
+	// YCSBWeak names the kinds of YCSB operations that may be weak
+	// (YCSBKinds: read, update, insert, rmw); an operation of another
+	// kind drawn weak runs strong, so the weak share is WeakRatio of the
+	// operations of these kinds. Empty allows every kind.
+	YCSBWeak []string
 	// KeyPrefix begins every key's name; empty is the package's
 	// KeyPrefix. A run against a store that holds earlier runs' keys
 	// takes a prefix of its own, so its history starts from nothing.
@@ -102,6 +108,11 @@ func (c Config) Validate() error {
 	}
 	if _, ok := ycsbMixes[c.YCSB]; c.YCSB != "" && !ok {
 		bad("YCSB", "%q is not one of YCSB's core workloads this generator draws (%s)", c.YCSB, strings.Join(YCSBWorkloads(), ", "))
+	}
+	for _, k := range c.YCSBWeak {
+		if !slices.Contains(YCSBKinds(), k) {
+			bad("YCSBWeak", "%q is not a kind of YCSB operation (%s)", k, strings.Join(YCSBKinds(), ", "))
+		}
 	}
 	if c.InsertOffset >= max(c.InsertStride, 1) {
 		bad("InsertOffset", "%d is not below the stride %d", c.InsertOffset, max(c.InsertStride, 1))

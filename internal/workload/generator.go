@@ -20,8 +20,10 @@ type Generator struct {
 	scrambled                           bool
 	template                            []byte // a value with a zero identity
 	names                               *KeyNames
-	// ycsb is the core workload drawn, nil for the write shares above.
-	ycsb *ycsbMix
+	// ycsb is the core workload drawn, nil for the write shares above;
+	// weakKinds are the kinds of its operations that may be weak.
+	ycsb      *ycsbMix
+	weakKinds weakKinds
 	// inserted counts this session's inserts; insertStride and
 	// insertOffset place them (see Config).
 	inserted, insertStride, insertOffset uint64
@@ -64,6 +66,7 @@ func NewGenerator(c Config, seed uint64) (*Generator, error) {
 	}
 	if m, ok := ycsbMixes[c.YCSB]; ok {
 		g.ycsb = &m
+		g.weakKinds = newWeakKinds(c.YCSBWeak)
 	}
 	if c.ZipfSkew > 0 {
 		g.zipf = newZipfian(c.KeySpace, c.ZipfSkew)
@@ -104,23 +107,35 @@ func (g *Generator) next() drawn {
 
 // nextYCSB draws the kind of operation from the core workload's shares: a
 // read, an update of a key of the key space, an insert of a new key, or a
-// read-modify-write.
+// read-modify-write. An operation drawn weak whose kind may not be weak
+// runs strong.
 func (g *Generator) nextYCSB(level wire.Level) drawn {
+	d, kind := g.drawYCSB()
+	d.level = level
+	if level == wire.Weak && !g.weakKinds.allows(kind) {
+		d.level = wire.Strong
+	}
+	return d
+}
+
+// drawYCSB draws a YCSB operation's kind and key; kind names the kind as
+// YCSBKinds does.
+func (g *Generator) drawYCSB() (drawn, string) {
 	m := g.ycsb
 	u := g.rng.Float64()
 	switch {
 	case u < m.insert:
 		key := g.keySpace + g.inserted*g.insertStride + g.insertOffset
 		g.inserted++
-		return drawn{kind: wire.Put, level: level, key: key}
+		return drawn{kind: wire.Put, key: key}, YCSBInsert
 	case u < m.insert+m.update:
-		return drawn{kind: wire.Put, level: level, key: g.key()}
+		return drawn{kind: wire.Put, key: g.key()}, YCSBUpdate
 	case u < m.insert+m.update+m.readModifyWrite:
-		return drawn{kind: wire.Get, level: level, key: g.key(), rmw: true}
+		return drawn{kind: wire.Get, key: g.key(), rmw: true}, YCSBReadModifyWrite
 	case m.latest:
-		return drawn{kind: wire.Get, level: level, key: g.latestKey()}
+		return drawn{kind: wire.Get, key: g.latestKey()}, YCSBRead
 	}
-	return drawn{kind: wire.Get, level: level, key: g.key()}
+	return drawn{kind: wire.Get, key: g.key()}, YCSBRead
 }
 
 // latestKey draws a key skewed towards the newest inserts, as YCSB's

@@ -35,6 +35,36 @@ func YCSBWorkloads() []string {
 	return names
 }
 
+// The kinds of YCSB operations, as YCSBWeak names them.
+const (
+	YCSBRead            = "read"
+	YCSBUpdate          = "update"
+	YCSBInsert          = "insert"
+	YCSBReadModifyWrite = "rmw"
+)
+
+// YCSBKinds lists the kinds of YCSB operations.
+func YCSBKinds() []string { return []string{YCSBRead, YCSBUpdate, YCSBInsert, YCSBReadModifyWrite} }
+
+// weakKinds is the set of YCSB kinds that may be weak, one bit per kind
+// in YCSBKinds' order.
+type weakKinds uint8
+
+func newWeakKinds(names []string) weakKinds {
+	if len(names) == 0 {
+		return 1<<len(YCSBKinds()) - 1
+	}
+	var k weakKinds
+	for _, n := range names {
+		if i := slices.Index(YCSBKinds(), n); i >= 0 {
+			k |= 1 << i
+		}
+	}
+	return k
+}
+
+func (k weakKinds) allows(kind string) bool { return k&(1<<slices.Index(YCSBKinds(), kind)) != 0 }
+
 // YCSBHelp describes the workloads for a flag's help.
 func YCSBHelp() string {
 	return "YCSB core workload: " + strings.Join(YCSBWorkloads(), ", ") +

@@ -100,3 +100,29 @@ func TestYCSBValidation(t *testing.T) {
 	c.InsertOffset = 3
 	require.NoError(t, c.Validate())
 }
+
+// TestYCSBWeakKinds: only the kinds named may be weak; the others run
+// strong whatever the weak share.
+func TestYCSBWeakKinds(t *testing.T) {
+	c := DefaultConfig()
+	c.YCSB, c.WeakRatio, c.YCSBWeak = "f", 100, []string{YCSBRead}
+	g, err := NewGenerator(c, 11)
+	require.NoError(t, err)
+	var weakReads, strongRMWs int
+	for range 10_000 {
+		d := g.next()
+		switch {
+		case d.rmw:
+			require.Equal(t, wire.Strong, d.level, "a read-modify-write may not be weak here")
+			strongRMWs++
+		default:
+			require.Equal(t, wire.Weak, d.level, "every read is weak at a weak share of 100 %")
+			weakReads++
+		}
+	}
+	require.Positive(t, weakReads)
+	require.Positive(t, strongRMWs)
+
+	c.YCSBWeak = []string{"scan"}
+	require.ErrorContains(t, c.Validate(), `YCSBWeak: "scan" is not a kind of YCSB operation (read, update, insert, rmw)`)
+}
