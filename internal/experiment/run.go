@@ -120,8 +120,13 @@ func Run(ctx context.Context, s Spec, o Options) (Outcome, error) {
 		job := s.job(p, o, dir)
 		began := prog.clock()
 		r, err := o.Run(ctx, job)
+		if err != nil && ctx.Err() != nil {
+			return Outcome{}, fmt.Errorf("experiment %s interrupted during %s %s run %d, with %d of %d runs done; run the same command again to resume: %w",
+				s.Name, p.Protocol, s.label(p.Value), p.Run, prog.done, prog.total, ctx.Err())
+		}
 		if err != nil {
-			return Outcome{}, fmt.Errorf("experiment %s, %s %s run %d: %w", s.Name, p.Protocol, s.label(p.Value), p.Run, err)
+			return Outcome{}, fmt.Errorf("experiment %s, %s %s run %d: %w (the runs done are kept: the same command resumes)",
+				s.Name, p.Protocol, s.label(p.Value), p.Run, err)
 		}
 		r.Seconds = prog.clock().Sub(began).Seconds()
 		if r.Build == "" {

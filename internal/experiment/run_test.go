@@ -96,6 +96,10 @@ func TestRunAlternatesRoundsAndWritesEverything(t *testing.T) {
 	// Throughput's spread over the two runs.
 	require.Contains(t, md, "| curp-ho | 50 | 7,502 (7,501–7,502) |")
 	require.Contains(t, md, "No run's history was checked")
+	// The fake's strong p50 is 50 plus the run's number, the same mean at
+	// both shares; its p99 is 100 plus the weak share: 100, then 150.
+	require.Contains(t, md, "| curp-ho | strong p50 | 1.00× |")
+	require.Contains(t, md, "| curp-ho | strong p99 | 1.50× |")
 	require.Contains(t, progress.String(), "[8/8] t-property raft-ht weak-ratio=50 run 2")
 	require.Contains(t, progress.String(), "[1/8] t-property curp-ho weak-ratio=0 run 1: 7001 ops/s, 0 failed (10s); 7 left, about 3m30s")
 }
@@ -105,6 +109,14 @@ func TestRunResumesWhereItStopped(t *testing.T) {
 	o := testOptions(t, f)
 	_, err := Run(context.Background(), testSpec(), o)
 	require.ErrorContains(t, err, "interrupted")
+
+	cancelled, cancel := context.WithCancel(context.Background())
+	o.Run = func(ctx context.Context, j Job) (Result, error) {
+		cancel()
+		return Result{}, ctx.Err()
+	}
+	_, err = Run(cancelled, testSpec(), o)
+	require.ErrorContains(t, err, "interrupted during curp-ho weak-ratio=50 run 1, with 2 of 8 runs done; run the same command again to resume")
 
 	again := &fakeRuns{}
 	o.Run = again.run

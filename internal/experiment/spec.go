@@ -53,6 +53,9 @@ type Spec struct {
 	// Peak reports each protocol's peak throughput under bench's 100 ms
 	// rule over the parameter's values, per repeat.
 	Peak bool
+	// Relative are metrics the summary also gives as ratios to their
+	// value at the parameter's first value: how far each moved.
+	Relative []Metric
 	// Published are the prototype's numbers this experiment can be set
 	// beside, and Differences what keeps the setups from corresponding.
 	Published   []Published
@@ -156,8 +159,9 @@ var Specs = []Spec{
 			c.Clients.Threads, c.Bench.Pendings, c.Raft.BatchDelayUs = 32, 15, 150
 			timing(c, quick)
 		},
-		Flags:   func(quick bool) string { return "--threads 32 --pendings 15 --batch-delay 150 " + timingFlags(quick) },
-		Metrics: []Metric{StrongP50, StrongP99, Throughput, WeakP50},
+		Flags:    func(quick bool) string { return "--threads 32 --pendings 15 --batch-delay 150 " + timingFlags(quick) },
+		Metrics:  []Metric{StrongP50, StrongP99, Throughput, WeakP50},
+		Relative: []Metric{StrongP50, StrongP99},
 		Published: []Published{
 			{Protocol: "curp-ho", Column: "strong_p99_ms", At: 25, Lo: 1400, Hi: 1700, Source: "its CURP-HO strong p99 at 25–50 % weak"},
 			{Protocol: "curp-ho", Column: "strong_p99_ms", At: 50, Lo: 1400, Hi: 1700, Source: "its CURP-HO strong p99 at 25–50 % weak"},

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/hybridkv/hybridkv/internal/plot"
@@ -128,6 +129,9 @@ func (t *table) summary(o Options, figure string) string {
 	if s.Peak {
 		t.peakTable(&b)
 	}
+	if len(s.Relative) > 0 {
+		t.relativeTable(&b)
+	}
 	t.publishedTable(&b)
 	t.problems(&b)
 	return b.String()
@@ -164,6 +168,35 @@ func withoutThroughput(ms []Metric) []Metric {
 		}
 	}
 	return out
+}
+
+// relativeTable gives each protocol's relative metrics at every value as
+// ratios to the first value's: how far each moved as the parameter grew.
+func (t *table) relativeTable(b *strings.Builder) {
+	s := t.spec
+	fmt.Fprintf(b, "Relative to %s=%s (the mean at each value over the mean there):\n\n| protocol | metric |", s.Param, s.valueName(t.values[0]))
+	for _, v := range t.values[1:] {
+		fmt.Fprintf(b, " %s |", s.valueName(v))
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---:|", len(t.values)-1) + "\n")
+	for _, name := range t.protocols {
+		for _, m := range s.Relative {
+			base := t.metric(m, name, t.values[0]).Mean
+			fmt.Fprintf(b, "| %s | %s |", name, m.Title)
+			for _, v := range t.values[1:] {
+				fmt.Fprintf(b, " %s |", formatRatio(t.metric(m, name, v).Mean/base))
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\n")
+}
+
+func formatRatio(r float64) string {
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return "–"
+	}
+	return strconv.FormatFloat(r, 'f', 2, 64) + "×"
 }
 
 // timelineTable lists, per protocol, the throughput and how long strong
