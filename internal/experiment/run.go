@@ -257,7 +257,14 @@ func claimDir(dir string, s Spec, o Options, first config.Config) error {
 		return os.WriteFile(path, want, 0o644)
 	case err != nil:
 		return err
-	case string(have) != string(want):
+	}
+	// Compared as read back, so that a setting a later build added (and
+	// the file therefore lacks) counts as its default.
+	var was settings
+	if err := json.Unmarshal(have, &was); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if again, err := json.MarshalIndent(was, "", "  "); err != nil || string(again) != string(want) {
 		return fmt.Errorf("%s holds runs made with other settings (see its settings.json); give another --out, or remove it to start over", dir)
 	}
 	return nil

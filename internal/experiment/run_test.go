@@ -143,6 +143,16 @@ func TestRunRefusesToMixSettings(t *testing.T) {
 	o := testOptions(t, f)
 	_, err := Run(context.Background(), testSpec(), o)
 	require.NoError(t, err)
+	// A setting a later build added, missing from the file, is its
+	// default: the runs still resume.
+	path := filepath.Join(o.Dir, "t-property-quick", "settings.json")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"YCSBWeak": null,`)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(b), `"YCSBWeak": null,`, "", 1)), 0o644))
+	_, err = Run(context.Background(), testSpec(), o)
+	require.NoError(t, err)
+
 	o.Base.Network.OneWayMs = 50
 	_, err = Run(context.Background(), testSpec(), o)
 	require.ErrorContains(t, err, "holds runs made with other settings")
