@@ -194,7 +194,7 @@ func TestPeakPerRepeat(t *testing.T) {
 	require.NoError(t, err)
 	md := readFile(t, filepath.Join(res.Dir, "cross.md"))
 	require.Contains(t, md, "| curp | 3,202 (3,201–3,202) | 32, 32 |")
-	require.Contains(t, md, "| curp | peak | 31,558 (peak, 5 machines) | 3,202 (3,201–3,202) | 0.101 |")
+	require.Contains(t, md, "| curp | peak | 31,558 (5 machines) | 3,202 (3,201–3,202) | 0.101 |")
 	require.Equal(t, 5, len(f.ran[0].Config.Replicas), "the cross experiment runs five replicas")
 }
 
