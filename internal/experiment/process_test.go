@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,6 +13,27 @@ import (
 	"github.com/hybridkv/hybridkv/internal/config"
 	"github.com/hybridkv/hybridkv/internal/tooltest"
 )
+
+// built is hybridkv, built by the first test that starts replicas as
+// processes; TestMain removes it.
+var built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func binary() (string, error) {
+	built.once.Do(func() { built.path, built.err = tooltest.Hybridkv() })
+	return built.path, built.err
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.path != "" {
+		os.RemoveAll(filepath.Dir(built.path))
+	}
+	os.Exit(code)
+}
 
 // shortRuns makes every point a second's run over 5 ms links.
 func shortRuns(c *config.Config) {
@@ -26,14 +48,13 @@ func TestConflictOnRealProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
-	binary, err := tooltest.Hybridkv()
+	bin, err := binary()
 	require.NoError(t, err)
-	defer os.RemoveAll(filepath.Dir(binary))
 	s, err := Lookup("conflict")
 	require.NoError(t, err)
 	o := Options{Base: config.Default(), Overlay: shortRuns, Dir: t.TempDir(), Runs: 1, Quick: true,
 		Only: []string{"curp-ho"}, Command: "test", Build: Build(), Machine: Machine(),
-		Run: BenchRunner{Binary: binary, Check: true}.Run}
+		Run: BenchRunner{Binary: bin, Check: true}.Run}
 	res, err := Run(context.Background(), s, o)
 	require.NoError(t, err)
 	require.Equal(t, 3, res.Runs)
@@ -55,14 +76,13 @@ func TestExternalCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
-	binary, err := tooltest.Hybridkv()
+	bin, err := binary()
 	require.NoError(t, err)
-	defer os.RemoveAll(filepath.Dir(binary))
 	cfg := config.Default()
 	cfg.Protocol = "raft-ht"
 	shortRuns(&cfg)
 	ctx := context.Background()
-	procs, err := cluster.Spawn(ctx, binary, &cfg, t.TempDir())
+	procs, err := cluster.Spawn(ctx, bin, &cfg, t.TempDir())
 	require.NoError(t, err)
 	defer procs.Stop()
 
