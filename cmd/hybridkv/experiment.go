@@ -66,7 +66,8 @@ listed protocols of each experiment.`,
 					}
 				}
 			}
-			runner := experiment.BenchRunner{TLS: useTLS, Check: check, Logger: flags.logger()}
+			build := experiment.Build()
+			runner := experiment.BenchRunner{TLS: useTLS, Check: check, Logger: flags.logger(), Build: build}
 			if !external {
 				if runner.Binary, err = os.Executable(); err != nil {
 					return err
@@ -79,7 +80,7 @@ listed protocols of each experiment.`,
 			defer stop()
 			o := experiment.Options{Base: base, Overlay: func(c *config.Config) { flags.overlay(cmd.Flags(), c) },
 				Dir: out, Runs: runs, Quick: quick, Only: only,
-				Command: "hybridkv " + strings.Join(os.Args[1:], " "), Build: experiment.Build(), Machine: experiment.Machine(),
+				Command: "hybridkv " + strings.Join(os.Args[1:], " "), Build: build, Machine: experiment.Machine(),
 				Run: runner.Run, Progress: cmd.ErrOrStderr()}
 			return runExperiments(ctx, cmd.OutOrStdout(), specs, o)
 		},

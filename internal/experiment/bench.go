@@ -30,6 +30,9 @@ type BenchRunner struct {
 	Logger *slog.Logger
 	// Progress receives the benchmark's line per second; nil is quiet.
 	Progress io.Writer
+	// Build names the binary's source (see Build), taken once when the
+	// experiment starts: the checkout may move on while it runs.
+	Build string
 }
 
 // Run runs one point. What a run leaves on disk is kept small, since an
@@ -53,7 +56,7 @@ func (b BenchRunner) Run(ctx context.Context, j Job) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Report: rep, Checked: b.Check, Build: Build()}
+	res := Result{Report: rep, Checked: b.Check, Build: b.Build}
 	if b.Check {
 		if !verdict.Clean() {
 			res.Violation = verdict.Summary()
@@ -91,7 +94,7 @@ func removeDataDirs(dir string) error {
 // Build names the running binary's source: its commit, marked when the
 // tree had changes, from the version control stamp `go build` leaves, or
 // else (go run, -buildvcs=false) from the checkout in the working
-// directory.
+// directory as it is now: call it once, when the binary starts.
 func Build() string {
 	var rev, modified string
 	if info, ok := debug.ReadBuildInfo(); ok {

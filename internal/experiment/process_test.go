@@ -54,7 +54,7 @@ func TestConflictOnRealProcesses(t *testing.T) {
 	require.NoError(t, err)
 	o := Options{Base: config.Default(), Overlay: shortRuns, Dir: t.TempDir(), Runs: 1, Quick: true,
 		Only: []string{"curp-ho"}, Command: "test", Build: Build(), Machine: Machine(),
-		Run: BenchRunner{Binary: bin, Check: true}.Run}
+		Run: BenchRunner{Binary: bin, Check: true, Build: "test"}.Run}
 	res, err := Run(context.Background(), s, o)
 	require.NoError(t, err)
 	require.Equal(t, 3, res.Runs)

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -25,6 +26,7 @@ type fakeRuns struct {
 	ran     []Job
 	failAt  int // the run, counted from 1, that fails; 0 never
 	violate string
+	build   string // "" is "test"
 }
 
 func (f *fakeRuns) run(_ context.Context, j Job) (Result, error) {
@@ -38,7 +40,7 @@ func (f *fakeRuns) run(_ context.Context, j Job) (Result, error) {
 		All:    stats.ClassSummary{Count: 100, P50Ms: 10, AvgMs: 12},
 		Strong: stats.ClassSummary{Count: 50, P50Ms: 50 + float64(j.Run), P99Ms: 100 + float64(j.Config.Bench.WeakRatio)},
 		Weak:   stats.ClassSummary{Count: 50, P50Ms: 0.5, P99Ms: 2}}
-	res := Result{Report: rep, Checked: f.violate != "", Build: "test"}
+	res := Result{Report: rep, Checked: f.violate != "", Build: cmp.Or(f.build, "test")}
 	if j.Protocol == f.violate {
 		res.Violation = "stale read"
 	}
@@ -96,6 +98,7 @@ func TestRunAlternatesRoundsAndWritesEverything(t *testing.T) {
 	// Throughput's spread over the two runs.
 	require.Contains(t, md, "| curp-ho | 50 | 7,502 (7,501–7,502) |")
 	require.Contains(t, md, "No run's history was checked")
+	require.Contains(t, md, "- Build: test\n")
 	// The fake's strong p50 is 50 plus the run's number, the same mean at
 	// both shares; its p99 is 100 plus the weak share: 100, then 150.
 	require.Contains(t, md, "| curp-ho | strong p50 | 1.00× |")
@@ -118,7 +121,7 @@ func TestRunResumesWhereItStopped(t *testing.T) {
 	_, err = Run(cancelled, testSpec(), o)
 	require.ErrorContains(t, err, "interrupted during curp-ho weak-ratio=50 run 1, with 2 of 8 runs done; run the same command again to resume")
 
-	again := &fakeRuns{}
+	again := &fakeRuns{build: "later"}
 	o.Run = again.run
 	var progress bytes.Buffer
 	o.Progress = &progress
@@ -129,6 +132,7 @@ func TestRunResumesWhereItStopped(t *testing.T) {
 	require.Equal(t, 50, again.ran[0].Config.Bench.WeakRatio)
 	require.Contains(t, progress.String(), "2 of 8 runs already done, resuming with 6")
 	require.Len(t, readCSV(t, filepath.Join(res.Dir, "t-property.csv")), 9)
+	require.Contains(t, readFile(t, filepath.Join(res.Dir, "t-property.md")), "- Build: test (2 runs), later (6 runs)")
 
 	// Done: nothing runs, the outputs are written again.
 	third := &fakeRuns{}

@@ -89,6 +89,31 @@ func axisLabel(param, unit string) string {
 	return param + " (" + unit + ")"
 }
 
+// builds names the builds the runs were made with, with how many runs
+// each when there were several.
+func (t *table) builds() string {
+	count := map[string]int{}
+	var order []string
+	for _, v := range t.values {
+		for _, name := range t.protocols {
+			for _, r := range t.runs[name][v] {
+				if count[r.Build] == 0 {
+					order = append(order, r.Build)
+				}
+				count[r.Build]++
+			}
+		}
+	}
+	if len(order) == 1 {
+		return order[0]
+	}
+	var parts []string
+	for _, b := range order {
+		parts = append(parts, fmt.Sprintf("%s (%d runs)", b, count[b]))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // shape describes the cluster the runs had, from the first report.
 func (t *table) shape() string {
 	for _, name := range t.protocols {
@@ -116,7 +141,7 @@ func (t *table) summary(o Options, figure string) string {
 		each += " " + s.Flags(o.Quick)
 	}
 	fmt.Fprintf(&b, "- Each point: `%s`, %d run(s) each, rounds alternating (every point's first run before any second)\n", each, runs)
-	fmt.Fprintf(&b, "- Build: %s\n- Machine: %s\n- Cluster: %s\n", o.Build, o.Machine, t.shape())
+	fmt.Fprintf(&b, "- Build: %s\n- Machine: %s\n- Cluster: %s\n", t.builds(), o.Machine, t.shape())
 	if o.Quick {
 		b.WriteString("- **Quick mode**: short runs for trying the experiment out; not numbers to report\n")
 	}
