@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hybridkv/hybridkv/internal/bench"
 )
@@ -102,8 +103,9 @@ type crashFlags struct {
 	leader, follower, all, restart time.Duration
 }
 
-func (f *crashFlags) register(cmd *cobra.Command) {
-	fs := cmd.Flags()
+func (f *crashFlags) register(cmd *cobra.Command) { f.registerOn(cmd.Flags()) }
+
+func (f *crashFlags) registerOn(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.leader, "kill-leader", 0, "SIGKILL the leader's process this long after the start, and report the outage")
 	fs.DurationVar(&f.follower, "kill-follower", 0, "SIGKILL a follower's process this long after the start")
 	fs.DurationVar(&f.all, "kill-all", 0, "SIGKILL every replica's process this long after the start (a power cut)")
