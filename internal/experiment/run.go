@@ -110,6 +110,14 @@ func Run(ctx context.Context, s Spec, o Options) (Outcome, error) {
 			todo = append(todo, p)
 		}
 	}
+	// Every point's configuration is checked before any runs, so that a
+	// bad one fails the experiment now and not an hour into it.
+	for _, p := range todo {
+		cfg := s.job(p, o, dir).Config
+		if err := cfg.Validate(); err != nil {
+			return Outcome{}, fmt.Errorf("experiment %s, %s %s: %w", s.Name, p.Protocol, s.label(p.Value), err)
+		}
+	}
 	prog := progress{w: o.Progress, name: s.Name, total: len(points), done: len(points) - len(todo), now: o.Now}
 	prog.start(len(todo))
 	for _, p := range todo {

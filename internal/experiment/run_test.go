@@ -167,6 +167,15 @@ func TestRunRefusesToMixSettings(t *testing.T) {
 	require.ErrorContains(t, err, "holds runs made with other settings")
 }
 
+func TestRunRefusesABadPointBeforeRunning(t *testing.T) {
+	f := &fakeRuns{}
+	o := testOptions(t, f)
+	o.Overlay = func(c *config.Config) { c.Bench.Pendings = 0 }
+	_, err := Run(context.Background(), testSpec(), o)
+	require.ErrorContains(t, err, "bench.pendings")
+	require.Empty(t, f.ran)
+}
+
 func TestRunReportsViolations(t *testing.T) {
 	f := &fakeRuns{violate: "raft-ht"}
 	o := testOptions(t, f)
