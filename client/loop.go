@@ -186,15 +186,15 @@ func (l *loop) record(c *call, done *clientcore.Completion) {
 	}
 	e := history.Event{Session: c.id.Session, Seq: c.id.Seq, Level: c.op.Level, Kind: c.op.Kind,
 		Key: c.op.Key, Invoke: c.invoke, Outcome: history.Unknown}
-	if c.op.Kind == wire.Put || c.op.Kind == wire.Txn {
-		// A put's value, a transaction's program; a delete writes no
-		// value: it makes the key absent.
+	if c.op.Kind == wire.Put || c.op.Kind.HasProgram() {
+		// A put's value, a transaction's or a scan's program; a delete
+		// writes no value: it makes the key absent.
 		e.Value = c.op.Value
 	}
 	if done != nil {
 		e.Return, e.Outcome, e.Slot = h.Now(), history.OK, done.FinalSlot()
 		switch {
-		case c.op.Kind == wire.Txn:
+		case c.op.Kind.HasProgram():
 			e.Result = done.Value
 		case !c.op.Kind.IsWrite():
 			e.Found, e.Value = done.Found, done.Value

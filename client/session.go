@@ -26,7 +26,7 @@ func (s *Session) ID() uint64 { return s.id }
 // hold no lock it takes itself), or it recurses. The value is
 // sent as it is: the caller must not modify it until done runs.
 func (s *Session) Submit(kind Kind, key string, value []byte, level Level, done func(Result)) {
-	if err := checkKind(kind, level); err != nil {
+	if err := checkOp(kind, key, value, level); err != nil {
 		done(Result{Err: err})
 		return
 	}
@@ -43,7 +43,7 @@ func (s *Session) Do(ctx context.Context, kind Kind, key string, value []byte, l
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if err := checkKind(kind, level); err != nil {
+	if err := checkOp(kind, key, value, level); err != nil {
 		return Result{}, err
 	}
 	ch := make(chan Result, 1)

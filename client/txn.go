@@ -91,22 +91,26 @@ func (s *Session) Txn(ctx context.Context, t *Txn) (*TxnResult, Result, error) {
 }
 
 // Range reads the keys in [key, end) (end empty: key alone; NoEnd: every
-// key from key on), at most limit of them (0: no limit), in key order, as
-// a transaction.
+// key from key on), at most limit of them (0: no limit), in key order: a
+// STRONG scan (see Scan).
 func (s *Session) Range(ctx context.Context, key, end string, limit uint64) ([]KeyValue, error) {
-	tr, _, err := s.Txn(ctx, &Txn{Then: []TxnOp{{Kind: Get, Key: key, End: end, Limit: limit}}})
+	sr, _, err := s.Scan(ctx, TxnOp{Kind: Get, Key: key, End: end, Limit: limit}, Strong)
 	if err != nil {
 		return nil, err
 	}
-	return tr.Results[0].KVs, nil
+	return sr.KVs, nil
 }
 
-func checkKind(kind Kind, level Level) error {
-	if kind == wire.Txn && level == wire.Weak {
+func checkOp(kind Kind, key string, value []byte, level Level) error {
+	switch {
+	case kind == wire.Txn && level == wire.Weak:
 		return ErrWeakTxn
-	}
-	if !kind.Valid() {
+	case !kind.Valid():
 		return fmt.Errorf("client: unknown operation kind %d", kind)
+	case kind == wire.Scan:
+		if _, ok := wire.ScanRead(&wire.Op{Kind: kind, Key: key, Value: value}); !ok {
+			return ErrBadScan
+		}
 	}
 	return nil
 }

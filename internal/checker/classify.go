@@ -168,8 +168,8 @@ func (c *classifier) violation(prop string, r int32, v *vclock, m match) Violati
 		detail += "; " + m.why
 	}
 	if c.h.snap(r) >= 0 {
-		detail += fmt.Sprintf("; the reads of txn %v read one state, so each has in its past what any of them read",
-			c.h.parts[r].txn.ID())
+		detail += fmt.Sprintf("; the reads of %s read one state, so each has in its past what any of them read",
+			programName(c.h.parts[r].txn))
 	}
 	if c.h.grp(m.wit.w) >= 0 && !c.c.holds(v, m.wit.w) {
 		detail += fmt.Sprintf("; its past holds another write of txn %v, and a transaction's writes take effect together",

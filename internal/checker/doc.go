@@ -134,7 +134,9 @@
 // # Transactions
 //
 // A transaction (kind wire.Txn) is checked as the single-key operations it
-// is made of, its sub-operations: each is an op of the transaction's
+// is made of, its sub-operations, and so is a scan (kind wire.Scan), a
+// transaction of one range read that may be weak (a report names its reads
+// "scan 5.3"): each is an op of the transaction's
 // session with its interval, level, outcome, slot and identity, so every
 // check above takes it as it takes a get, a put or a delete, and the
 // committed log finds it at the transaction's index. Sub-operations of

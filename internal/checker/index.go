@@ -98,14 +98,14 @@ func index(f *history.File, rep *reporter, lossyWeak bool) (*hist, error) {
 	var split *splitter
 	for _, e := range events {
 		if e.Kind != wire.Txn && !e.IsWrite() && e.Outcome != history.OK {
-			continue
+			continue // a read without an answer, a scan's too
 		}
 		s, ok := sessions[e.Session]
 		if !ok {
 			s = int32(len(sessions))
 			sessions[e.Session] = s
 		}
-		if e.Kind == wire.Txn {
+		if e.Kind.HasProgram() {
 			if split == nil {
 				split = newSplitter(h, events, rep)
 			}
@@ -142,7 +142,7 @@ func (h *hist) add(o op, e *history.Event, s int32) {
 // name names op i in a report (see Op.Name).
 func (h *hist) name(i int32) string {
 	if h.parts != nil && h.parts[i].txn != nil {
-		return subName(h.parts[i].txn.ID(), h.parts[i].at)
+		return subName(h.parts[i].txn, h.parts[i].at)
 	}
 	return h.ops[i].ev.ID().String()
 }

@@ -125,7 +125,7 @@ func newSplitter(h *hist, events []*history.Event, rep *reporter) *splitter {
 		switch e.Kind {
 		case wire.Put:
 			sp.putKeys = append(sp.putKeys, e.Key)
-		case wire.Txn:
+		case wire.Txn, wire.Scan:
 			prog, res, _ := e.Txn() // index validated every event
 			sp.decoded[e] = decodedTxn{prog, res}
 			for _, ops := range [][]wire.TxnOp{prog.Then, prog.Else} {
@@ -452,7 +452,7 @@ func describeRead(sub subOp, noValue bool) string {
 // or read before in the same branch: one atomic step cannot do both.
 func (r *replayer) internal(sub subOp, what string) {
 	r.sp.rep.add(Violation{Property: "S1", Ops: plain(r.e), Detail: fmt.Sprintf(
-		"TxnInternal: %s %s: a transaction takes effect at one point", subName(r.e.ID(), sub.at), what)})
+		"TxnInternal: %s %s: a transaction takes effect at one point", subName(r.e, sub.at), what)})
 }
 
 // lastWrites returns the branch's last write on each key, by key.

@@ -38,15 +38,24 @@ type Op struct {
 
 // Name names the operation in a report: its identity, and for a
 // sub-operation of a transaction, "txn" before it and its Part after it
-// ("txn 5.3 then[1]").
+// ("txn 5.3 then[1]"); for one key a scan read, "scan" before it ("scan
+// 5.3": a scan is one range read).
 func (o *Op) Name() string {
 	if o.Txn == nil {
 		return o.ID().String()
 	}
-	return fmt.Sprintf("txn %v %s", o.ID(), o.Part)
+	return subName(o.Txn, o.Part)
 }
 
-func subName(id wire.OpID, at pos) string { return fmt.Sprintf("txn %v %v", id, at) }
+func subName(txn *history.Event, at any) string {
+	if txn.Kind == wire.Scan {
+		return fmt.Sprintf("scan %v", txn.ID())
+	}
+	return fmt.Sprintf("txn %v %v", txn.ID(), at)
+}
+
+// programName names a transaction or a scan: "txn 5.3", "scan 5.3".
+func programName(e *history.Event) string { return fmt.Sprintf("%v %v", e.Kind, e.ID()) }
 
 // plain lists events that are operations of their own.
 func plain(evs ...*history.Event) []Op {
@@ -99,6 +108,8 @@ func describe(o *Op, ops []Op) string {
 		b.WriteString(" -> " + valueName(e, ops))
 	case e.Kind == wire.Txn:
 		b.WriteString(" " + txnSummary(e))
+	case e.Kind == wire.Scan:
+		b.WriteString(" " + scanSummary(e))
 	}
 	fmt.Fprintf(&b, " [%v", time.Duration(e.Invoke))
 	if e.Outcome == history.OK {
@@ -126,6 +137,23 @@ func txnSummary(e *history.Event) string {
 		s += " -> then"
 	default:
 		s += " -> else"
+	}
+	return s
+}
+
+// scanSummary says what range a scan read and how many keys it returned.
+func scanSummary(e *history.Event) string {
+	t, r, err := e.Txn()
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	read := &t.Then[0]
+	s := fmt.Sprintf("to %q", read.End)
+	if read.Limit > 0 {
+		s += fmt.Sprintf(" limit %d", read.Limit)
+	}
+	if r != nil {
+		s += fmt.Sprintf(" -> %d keys", len(r.Results[0].KVs))
 	}
 	return s
 }

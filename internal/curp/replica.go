@@ -329,9 +329,9 @@ func (r *Replica) appended(index uint64, req *wire.Request) Speculative {
 		r.poolLogged(index, req)
 		return Speculative{}
 	}
-	// A transaction takes the slow path: it may touch any key, so no
-	// witness records it, and it is answered once applied.
-	conflict := op.Kind == wire.Txn && !broken.speculateTxns || r.conflicting(op) != nil
+	// A transaction or a scan takes the slow path: it may touch any key,
+	// so no witness records it, and it is answered once applied.
+	conflict := op.Kind == wire.Scan || op.Kind == wire.Txn && !broken.speculateTxns || r.conflicting(op) != nil
 	r.poolLogged(index, req)
 	to, ok := r.Client(op.ID)
 	if !ok {

@@ -67,7 +67,8 @@ func (r *Replica) requeueWaiting() {
 // Witness records req's operation unless a conflicting unapplied operation
 // is recorded, or this replica knows of no leader, or it is a transaction
 // (which conflicts with every operation, and so is only ever ordered by
-// the leader's log), and returns the reply
+// the leader's log) or a scan (whose keys a witness cannot check at a
+// glance either), and returns the reply
 // to send with ReplyTo; a hybrid protocol may complete an ok one first.
 //
 // With no leader, no strong operation can complete on the fast path (it
@@ -80,7 +81,7 @@ func (r *Replica) requeueWaiting() {
 func (r *Replica) Witness(req *wire.Request) *wire.Reply {
 	op := &req.Op
 	lead, _ := r.Leader()
-	ok := lead != 0 && (op.Kind != wire.Txn || broken.speculateTxns) && r.conflicting(op) == nil
+	ok := lead != 0 && op.Kind != wire.Scan && (op.Kind != wire.Txn || broken.speculateTxns) && r.conflicting(op) == nil
 	if ok {
 		r.pool.Add(op, req.PrevWeak)
 	}

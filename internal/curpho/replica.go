@@ -122,6 +122,9 @@ func (x *Replica) weakRead(op *wire.Op) *wire.Reply {
 	// ordered with the session's weak writes (PrevWeak chains weak writes
 	// only): reading it would make a later weak write depend on it while
 	// the leader may log them the other way round.
+	if op.Kind == wire.Scan {
+		return x.weakScan(op)
+	}
 	own := latestOwnWrite(x.Pool(), op, &x.work)
 	st := x.Store()
 	rep := &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true, Applied: st.Applied()}

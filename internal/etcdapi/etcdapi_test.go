@@ -187,7 +187,8 @@ func requireUnimplemented(t *testing.T, err error, says string) {
 // TestWeakWritesAndSharedSessions: a write whose metadata asks for weak
 // consistency is a weak write, and two connections naming one session
 // share its guarantees: the second reads the first's weak write with a
-// serializable read at once (read-your-writes), under every protocol (the
+// serializable read and a serializable scan at once (read-your-writes),
+// under every protocol (the
 // ones without a weak path serve both as strong).
 func TestWeakWritesAndSharedSessions(t *testing.T) {
 	for _, proto := range tested {
@@ -206,6 +207,7 @@ func TestWeakWritesAndSharedSessions(t *testing.T) {
 					require.Regexp(t, `put: 20 ops.*paths weak 20 \(100.0%\)\n`, served, "the writes took the weak path")
 				}
 				require.Regexp(t, `range: 20 ops.*paths weak 20 \(100.0%\)\n`, served, "the reads took the weak path")
+				require.Regexp(t, `range \(scan\): 20 ops.*paths weak 20 \(100.0%\)\n`, served, "the scans took the weak path")
 			}
 			bad := metadata.AppendToOutgoingContext(ctx(t), "hybridkv-consistency", "eventual")
 			_, err := a.Put(bad, "k", "v")
@@ -217,7 +219,8 @@ func TestWeakWritesAndSharedSessions(t *testing.T) {
 }
 
 // sharedSession has a write weakly through a and reads it serializably
-// through b, in one session named by both, twenty times.
+// through b, with a get and a scan, in one session named by both, twenty
+// times.
 func sharedSession(t *testing.T, a, b *clientv3.Client) {
 	shared := metadata.AppendToOutgoingContext(ctx(t), "hybridkv-session", "s1", "hybridkv-consistency", "weak")
 	for i := range 20 {
@@ -228,6 +231,10 @@ func sharedSession(t *testing.T, a, b *clientv3.Client) {
 		require.NoError(t, err)
 		require.Len(t, got.Kvs, 1)
 		require.Equal(t, v, string(got.Kvs[0].Value), "the shared session did not read its own write")
+		scan, err := b.Get(shared, "", clientv3.WithFromKey(), clientv3.WithSerializable())
+		require.NoError(t, err)
+		require.Equal(t, []string{"k"}, keys(scan.Kvs), "a serializable scan")
+		require.Equal(t, v, string(scan.Kvs[0].Value), "the shared session's scan did not read its own write")
 	}
 }
 

@@ -11,8 +11,9 @@ import (
 	"github.com/hybridkv/hybridkv/client"
 )
 
-// Range reads one key on the protocol's own path (a STRONG read, or a WEAK
-// one when serializable), and several keys, or a count, as a transaction.
+// Range reads on the protocol's own path, a STRONG read, or a WEAK one
+// when serializable: one key as a get, several keys, or a count, as a
+// scan.
 func (s *Server) Range(ctx context.Context, r *pb.RangeRequest) (*pb.RangeResponse, error) {
 	op, err := rangeOp(r)
 	if err != nil {
@@ -22,16 +23,17 @@ func (s *Server) Range(ctx context.Context, r *pb.RangeRequest) (*pb.RangeRespon
 	if err != nil {
 		return nil, err
 	}
-	if len(r.RangeEnd) > 0 || r.CountOnly || r.Limit < 0 {
-		res, slot, err := s.runOne(ctx, sess, op)
-		if err != nil {
-			return nil, err
-		}
-		return rangeResponse(s.header(slot), res), nil
-	}
 	level := client.Strong
 	if r.Serializable {
 		level = client.Weak
+	}
+	if len(r.RangeEnd) > 0 || r.CountOnly || r.Limit < 0 {
+		sr, res, err := sess.Scan(ctx, op, level)
+		if err != nil {
+			return nil, failed(err)
+		}
+		s.served.record("range (scan)", res)
+		return rangeResponse(s.header(res.Slot), sr), nil
 	}
 	res, err := sess.Do(ctx, client.Get, string(r.Key), nil, level)
 	if err != nil {

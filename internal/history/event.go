@@ -91,9 +91,9 @@ func (e *Event) Valid() error {
 		return fmt.Errorf("event %v: bad outcome %d", e.ID(), e.Outcome)
 	case e.Outcome == OK && e.Return < e.Invoke:
 		return fmt.Errorf("event %v: returned at %d before it was invoked at %d", e.ID(), e.Return, e.Invoke)
-	case e.Kind != wire.Txn && len(e.Result) > 0:
+	case !e.Kind.HasProgram() && len(e.Result) > 0:
 		return fmt.Errorf("event %v: a %v with a transaction result", e.ID(), e.Kind)
-	case e.Kind == wire.Txn:
+	case e.Kind.HasProgram():
 		_, _, err := e.Txn()
 		return err
 	}
@@ -104,8 +104,11 @@ func (e *Event) Valid() error {
 // answer (nil otherwise), and checks that they fit together: the answer
 // has one result per operation of the branch it says ran.
 func (e *Event) Txn() (*wire.Transaction, *wire.TxnResult, error) {
-	if e.Kind != wire.Txn {
+	if !e.Kind.HasProgram() {
 		return nil, nil, fmt.Errorf("event %v: a %v is not a transaction", e.ID(), e.Kind)
+	}
+	if _, ok := wire.ScanRead(&wire.Op{Kind: e.Kind, Key: e.Key, Value: e.Value}); e.Kind == wire.Scan && !ok {
+		return nil, nil, fmt.Errorf("event %v: a scan whose program is not one range read of its key", e.ID())
 	}
 	if e.Found {
 		return nil, nil, fmt.Errorf("event %v: a transaction marked found", e.ID())

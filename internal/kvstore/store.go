@@ -191,6 +191,8 @@ func (s *Store) execute(slot uint64, op *wire.Op) Result {
 		s.delete(op.Key)
 	case wire.Txn:
 		return s.executeTxn(slot, op.Value)
+	case wire.Scan:
+		return s.executeScan(slot, op)
 	default:
 		e, ok := s.lookup(op.Key)
 		return Result{Found: ok, Value: s.vals.get(e.ref), Revision: e.revision(), Slot: slot}

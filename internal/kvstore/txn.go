@@ -122,6 +122,29 @@ func (s *Store) txnRange(o *wire.TxnOp) wire.TxnOpResult {
 	return r
 }
 
+// executeScan runs a scan at slot. One whose program is not a scan's
+// changes nothing, as nothing a scan runs does, and is answered alike
+// everywhere: not Found, no Value.
+func (s *Store) executeScan(slot uint64, op *wire.Op) Result {
+	read, ok := wire.ScanRead(op)
+	if !ok {
+		return Result{Slot: slot}
+	}
+	r := s.txnRange(&read)
+	return Result{Found: true, Value: wire.AppendScanResult(nil, &r), Slot: slot}
+}
+
+// Scan answers the range read of a scan from the applied state. Its keys'
+// values alias the store's chunks, whose bytes never change; encoding it
+// copies them.
+func (s *Store) Scan(read *wire.TxnOp) wire.TxnOpResult {
+	r := s.txnRange(read)
+	if broken.scanSkipsKey && len(r.KVs) >= 2 {
+		r.KVs = r.KVs[1:]
+	}
+	return r
+}
+
 // txnPut writes one key at slot; with PrevKV, its result holds the key's
 // version before, if it was there.
 func (s *Store) txnPut(slot uint64, o *wire.TxnOp) wire.TxnOpResult {

@@ -85,6 +85,10 @@ type mutation struct {
 	// txns makes a share of the workload's operations transactions (and
 	// some of its writes deletes).
 	txns bool
+	// scans makes a share of the workload's operations scans, weak and
+	// strong (and some of its writes deletes, some operations
+	// transactions).
+	scans bool
 	// ackOnLog runs the protocol with its leader answering weak writes
 	// once it logged them, checked against what that claims.
 	ackOnLog bool
@@ -209,11 +213,14 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 	}
 	w := sim.Workload{ClientSites: sites, Sessions: 2, Ops: 30, Pipeline: 2,
 		Keys: keys, WriteRatio: 0.4, WeakRatio: 0.5, ReadBack: true}
-	if m.deletes || m.txns {
+	if m.deletes || m.txns || m.scans {
 		w.DeleteRatio = 0.3
 	}
 	if m.txns {
 		w.TxnRatio = 0.2
+	}
+	if m.scans {
+		w.TxnRatio, w.ScanRatio = 0.05, 0.25
 	}
 	if prof != nil && prof.weakShare > 0 {
 		w.WeakRatio, w.Pipeline = prof.weakShare, prof.pipeline

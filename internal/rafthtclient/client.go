@@ -55,7 +55,7 @@ func (c *Client) IgnoreCache() { c.ignoreCache = true }
 
 // Submit implements clientcore.Core.
 func (c *Client) Submit(sess uint64, op wire.Op) wire.OpID {
-	if op.Level == wire.Weak && op.Kind == wire.Get {
+	if op.Level == wire.Weak && !op.Kind.IsWrite() {
 		return c.startRead(sess, op)
 	}
 	if c.policy.StrongWrites {
@@ -160,7 +160,13 @@ func (c *Client) weakAnswer(r *weakRead, rep *wire.Reply) {
 			c.sendRead(r)
 			return
 		}
-		if v, ok := ca.lookup(op.Key); ok && v.asOf > rep.Applied && !c.ignoreCache {
+		if op.Kind == wire.Scan {
+			if !c.scanAnswer(ca, r, rep, &done) {
+				r.atLeader = true
+				c.sendRead(r)
+				return
+			}
+		} else if v, ok := ca.lookup(op.Key); ok && v.asOf > rep.Applied && !c.ignoreCache {
 			done.Found, done.Value, done.Revision, done.Slot = v.found, v.value, v.rev, v.slot
 		} else {
 			ca.learn(op.Key, cached{found: rep.Found, value: rep.Value, rev: rep.Revision, slot: rep.Slot, asOf: rep.Applied})

@@ -132,8 +132,8 @@ func (t *Gate) Applied(index uint64, op *wire.Op) {
 // Check says what may be done with req now.
 func (t *Gate) Check(log Log, req *wire.Request) Verdict {
 	applied := log.AppliedIndex()
-	key := req.Op.Key
-	if c := req.MinApplied; c > applied && (log.Committed() < c || !t.seen(c) || t.writeBetween(key, applied, c)) {
+	op := &req.Op
+	if c := req.MinApplied; c > applied && (log.Committed() < c || !t.seen(c) || t.writeBetween(op, applied, c)) {
 		return Wait
 	}
 	spec := req.SpecFloor
@@ -141,7 +141,7 @@ func (t *Gate) Check(log Log, req *wire.Request) Verdict {
 	case spec.IsZero():
 		return Serve
 	case t.holds(log, spec):
-		if t.writeBetween(key, applied, spec.Index) {
+		if t.writeBetween(op, applied, spec.Index) {
 			return Wait
 		}
 		return Serve
@@ -179,14 +179,31 @@ func (t *Gate) supersededBefore(log Log, pos wire.Position) bool {
 // seen reports whether the gate has seen the log up to index appended.
 func (t *Gate) seen(index uint64) bool { return index <= t.lastAppended }
 
-// writeBetween reports whether a logged, unapplied write to key, or
-// transaction, lies in (lo, hi].
-func (t *Gate) writeBetween(key string, lo, hi uint64) bool {
-	for _, slots := range [][]uint64{t.writes[key], t.txns} {
-		for _, s := range slots {
-			if s > lo && s <= hi {
-				return true
-			}
+// writeBetween reports whether a logged, unapplied write to a key read
+// reads, or a transaction, lies in (lo, hi]. A scan reads the keys of its
+// range: every key with unapplied writes is looked at, which are few (the
+// applied state trails the log by a round or so) next to a range's keys.
+func (t *Gate) writeBetween(read *wire.Op, lo, hi uint64) bool {
+	if between(t.txns, lo, hi) {
+		return true
+	}
+	if read.Kind != wire.Scan {
+		return between(t.writes[read.Key], lo, hi)
+	}
+	r, ok := wire.ScanRead(read)
+	for key, slots := range t.writes {
+		if (!ok || r.Covers(key)) && between(slots, lo, hi) {
+			return true
+		}
+	}
+	return false
+}
+
+// between reports whether one of slots lies in (lo, hi].
+func between(slots []uint64, lo, hi uint64) bool {
+	for _, s := range slots {
+		if s > lo && s <= hi {
+			return true
 		}
 	}
 	return false
@@ -244,15 +261,36 @@ func (t *Gate) Release(log Log, answer func(wire.NodeID, *wire.Request, Verdict)
 
 // Answer is the reply to a weak read the gate let go with verdict v: lost,
 // or the key's value in st's applied state with its slot and the applied
-// index. Both rest on the applied state and the commit index alone, so
-// neither waits for the round's write.
+// index (a scan's keys, with the applied index for slot: see ScanAnswer).
+// Both rest on the applied state and the commit index alone, so neither
+// waits for the round's write.
 func Answer(st *kvstore.Store, req *wire.Request, v Verdict) *wire.Reply {
 	if v == Lost {
 		return wire.LostReply(req.Op.ID)
 	}
+	if req.Op.Kind == wire.Scan {
+		read, ok := wire.ScanRead(&req.Op)
+		var r wire.TxnOpResult
+		if ok {
+			r = st.Scan(&read)
+		}
+		return ScanAnswer(st, req.Op.ID, ok, &r)
+	}
 	val, found := st.Read(req.Op.Key)
 	return &wire.Reply{Kind: wire.ReplyWeak, ID: req.Op.ID, Ok: true,
 		Found: found, Value: val.Value, Revision: val.Revision(), Slot: val.Slot, Applied: st.Applied()}
+}
+
+// ScanAnswer is the reply to a weak scan that found r in st's applied
+// state (not ok: a malformed scan, answered as the log answers one: not
+// found, no value). Its slot is the applied index: the state it read
+// includes every write it returned.
+func ScanAnswer(st *kvstore.Store, id wire.OpID, ok bool, r *wire.TxnOpResult) *wire.Reply {
+	rep := &wire.Reply{Kind: wire.ReplyWeak, ID: id, Ok: true, Slot: st.Applied(), Applied: st.Applied()}
+	if ok {
+		rep.Found, rep.Value = true, wire.AppendScanResult(nil, r)
+	}
+	return rep
 }
 
 // MetricParkedReads names the weak reads a gate holds (see

@@ -124,6 +124,24 @@ func (g *txnGen) branch(value func() []byte) []wire.TxnOp {
 	return ops
 }
 
+// scan draws the range read of a scan: any run of consecutive keys, a
+// third of the time cut by a limit below its length, now and then keys or
+// a count only.
+func (g *txnGen) scan() wire.TxnOp {
+	first := g.rand.Uint64N(g.keys)
+	last := first + g.rand.Uint64N(g.keys-first)
+	o := wire.TxnOp{Kind: wire.Get, Key: Key(first, g.keys), End: g.end(first, last)}
+	switch g.rand.IntN(9) {
+	case 0, 1, 2:
+		o.Limit = 1 + g.rand.Uint64N(last-first+1)
+	case 3:
+		o.KeysOnly = true
+	case 4:
+		o.CountOnly = true
+	}
+	return o
+}
+
 // span draws 1–3 consecutive keys' indexes, the last one included, within
 // the workload's keys.
 func (g *txnGen) span() (first, last uint64) {

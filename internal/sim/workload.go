@@ -34,6 +34,10 @@ type Workload struct {
 	// strong. Zero draws nothing for it, so a workload without
 	// transactions runs as it did before there were any.
 	TxnRatio float64
+	// ScanRatio is the fraction of operations that are scans, each a
+	// range read over a run of the workload's keys (see txnGen.scan),
+	// weak or strong as WeakRatio draws. Zero draws nothing for it.
+	ScanRatio float64
 	// ReadBack ends the run with a strong read of every key written
 	// (transactions' writes included; see writtenKeys), from the first
 	// client, recorded in the history: a write acknowledged and then lost
@@ -82,6 +86,13 @@ func (s *Sim) RunWorkload(w Workload, limit time.Duration) (Result, error) {
 			// The key is whatever the client puts there: the client
 			// library leaves it empty.
 			return wire.Op{Kind: wire.Txn, Value: wire.AppendTxn(nil, txns.draw(ss.id, ss.submitted))}
+		}
+		if w.ScanRatio > 0 && s.rand.Float64() < w.ScanRatio {
+			level := wire.Strong
+			if s.rand.Float64() < w.WeakRatio {
+				level = wire.Weak
+			}
+			return wire.NewScan(level, txns.scan())
 		}
 		i := s.rand.Uint64N(w.Keys)
 		op := wire.Op{Key: Key(i, w.Keys)}
@@ -215,7 +226,7 @@ func historyEvent(f inflight, c clientcore.Completion, now time.Duration) histor
 	switch {
 	case f.op.Kind == wire.Put:
 		e.Value = f.op.Value
-	case f.op.Kind == wire.Txn:
+	case f.op.Kind.HasProgram():
 		e.Value, e.Result = f.op.Value, c.Value
 	case !f.op.Kind.IsWrite():
 		e.Found, e.Value = c.Found, c.Value

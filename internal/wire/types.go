@@ -60,8 +60,14 @@ const (
 	// keys: it conflicts with every operation, and its reply's Value is a
 	// TxnResult (AppendTxnResult).
 	Txn
+	// Scan reads a range of keys: its Value is a Transaction of one range
+	// read and nothing else (AppendScan), whose Key is the operation's,
+	// and its reply's Value a TxnResult, as a transaction's. Unlike a
+	// transaction it writes nothing, so it may be WEAK: a weak path
+	// answers it from a replica's applied state, as a weak Get.
+	Scan
 
-	maxOpKind = Txn
+	maxOpKind = Scan
 )
 
 func (k OpKind) String() string {
@@ -74,6 +80,8 @@ func (k OpKind) String() string {
 		return "delete"
 	case Txn:
 		return "txn"
+	case Scan:
+		return "scan"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -83,6 +91,10 @@ func (k OpKind) Valid() bool { return k <= maxOpKind }
 
 // IsWrite reports whether the operation changes the store.
 func (k OpKind) IsWrite() bool { return k == Put || k == Delete || k == Txn }
+
+// HasProgram reports whether the operation's Value is a Transaction
+// (AppendTxn) and its answer a TxnResult: a transaction, or a scan.
+func (k OpKind) HasProgram() bool { return k == Txn || k == Scan }
 
 // Op is one key-value operation as clients submit it and the log stores it.
 type Op struct {
@@ -96,9 +108,16 @@ type Op struct {
 }
 
 // Conflicts reports whether two operations must be ordered: same key, at least
-// one a write; a transaction, with every operation.
+// one a write; a transaction, with every operation; a scan, with every
+// write (its range is in its program, which this does not decode).
 func (o *Op) Conflicts(p *Op) bool {
-	return o.Kind == Txn || p.Kind == Txn || o.Key == p.Key && (o.Kind.IsWrite() || p.Kind.IsWrite())
+	switch {
+	case o.Kind == Txn || p.Kind == Txn:
+		return true
+	case o.Kind == Scan || p.Kind == Scan:
+		return o.Kind.IsWrite() || p.Kind.IsWrite()
+	}
+	return o.Key == p.Key && (o.Kind.IsWrite() || p.Kind.IsWrite())
 }
 
 // Compare orders identities by session, then sequence number.
