@@ -61,7 +61,8 @@ func NewRecorder(start time.Time) *Recorder {
 	return &Recorder{start: start}
 }
 
-// SetWindow restricts measurement to operations ending in [start, end).
+// SetWindow restricts measurement to operations ending in [start, end),
+// and of those that completed, to the ones that started in it (Record).
 // A zero start or end leaves that side open: a run bounded by a number of
 // operations rather than a duration only knows where its window starts.
 func (r *Recorder) SetWindow(start, end time.Time) {
@@ -77,10 +78,14 @@ func (r *Recorder) inWindow(t time.Time) bool {
 }
 
 // Record notes an operation of class c that completed at time at after
-// latency, by path.
+// latency, by path. It is measured only if it started in the window too:
+// an operation issued during the warm-up may have waited for what the
+// warm-up is there to leave out (connections, the first leader), and
+// ending just inside a short window it counted as the run's tail (a
+// strong p99 of a second in every run with a one-second warm-up).
 func (r *Recorder) Record(c Class, latency time.Duration, path clientcore.Path, at time.Time) {
 	r.tick(at)
-	if !r.inWindow(at) {
+	if !r.inWindow(at) || !r.winStart.IsZero() && at.Add(-latency).Before(r.winStart) {
 		r.excluded++
 		return
 	}

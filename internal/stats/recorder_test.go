@@ -176,10 +176,12 @@ func TestWindow(t *testing.T) {
 		ops, failed, excluded int64
 		windowSeconds         float64
 	}{
-		// Operations end at 0.5, 1, 2.9 and 3 s; failures at 0.2 and 2 s.
+		// Operations end at 0.5, 1, 2.9 and 3 s, 10 ms after they
+		// started; failures at 0.2 and 2 s. The one that ends at 1 s
+		// started before a window from 1 s: it is not measured.
 		{"no window", time.Time{}, time.Time{}, 4, 2, 0, 3},
-		{"closed window", sec(1), sec(3), 2, 1, 3, 2},
-		{"open end", sec(1), time.Time{}, 3, 1, 2, 2},
+		{"closed window", sec(1), sec(3), 1, 1, 4, 2},
+		{"open end", sec(1), time.Time{}, 2, 1, 3, 2},
 		{"open start", time.Time{}, sec(1), 1, 1, 4, 1},
 		{"window after everything", sec(10), sec(20), 0, 0, 6, 10},
 	}
@@ -201,6 +203,20 @@ func TestWindow(t *testing.T) {
 			require.Equal(t, []int64{1, 1, 1, 1}, r.PerSecond())
 		})
 	}
+}
+
+// TestWindowMeasuresOperationsStartedInIt: an operation that waited
+// through the warm-up and ended in the window is left out, however long
+// it took; one that started in the window is measured.
+func TestWindowMeasuresOperationsStartedInIt(t *testing.T) {
+	r := NewRecorder(t0)
+	r.SetWindow(t0.Add(time.Second), t0.Add(4*time.Second))
+	r.Record(StrongWrite, 1050*time.Millisecond, clientcore.PathSlow, t0.Add(1100*time.Millisecond))
+	r.Record(StrongWrite, 50*time.Millisecond, clientcore.PathFast, t0.Add(1100*time.Millisecond))
+	require.EqualValues(t, 1, r.Ops())
+	require.EqualValues(t, 1, r.Excluded())
+	require.InDelta(t, 50.0, r.Summary(StrongWrite).MaxMs, 1e-9)
+	require.Equal(t, []int64{0, 2}, r.PerSecond(), "the timeline shows both")
 }
 
 func TestPerSecond(t *testing.T) {
@@ -239,7 +255,7 @@ func TestThroughput(t *testing.T) {
 	require.Zero(t, r.Throughput())
 	r.SetWindow(t0, t0.Add(4*time.Second))
 	for i := range 100 {
-		r.Record(WeakRead, time.Millisecond, clientcore.PathWeak, t0.Add(time.Duration(i)*10*time.Millisecond))
+		r.Record(WeakRead, time.Millisecond, clientcore.PathWeak, t0.Add(time.Millisecond+time.Duration(i)*10*time.Millisecond))
 	}
 	require.Equal(t, 25.0, r.Throughput())
 }
