@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -63,6 +64,9 @@ within 100 ms).`,
 			sw, err := parseSweep(sweep)
 			if err != nil {
 				return err
+			}
+			if sw != nil && sw.param == "weak-ratio" && cfg.Bench.Mix != "" {
+				return fmt.Errorf("--sweep weak-ratio: the %s mix fixes every operation's level", cfg.Bench.Mix)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

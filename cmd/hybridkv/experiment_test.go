@@ -17,7 +17,7 @@ func TestExperimentRefusesWhatItDoesNotKnow(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"nope"}, `no experiment "nope": want one of t-property, conflict, failure, ycsb, cross, or all`},
+		{[]string{"nope"}, `no experiment "nope": want one of t-property, conflict, failure, ycsb, cross, tao, or all`},
 		{[]string{"conflict", "--protocol", "paxos"}, "--protocol"},
 		{[]string{}, "accepts 1 arg"},
 	} {
@@ -33,7 +33,7 @@ func TestExperimentRefusesWhatItDoesNotKnow(t *testing.T) {
 func TestExperimentsNamedAll(t *testing.T) {
 	specs, err := experimentsNamed("all")
 	require.NoError(t, err)
-	require.Len(t, specs, 5)
+	require.Len(t, specs, 6)
 	one, err := experimentsNamed("cross")
 	require.NoError(t, err)
 	require.Equal(t, "cross", one[0].Name)

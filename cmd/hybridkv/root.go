@@ -64,7 +64,12 @@ type configFlags struct {
 	weakWriteAck string
 	ycsb         string
 	ycsbWeak     []string
+	mix          string
 }
+
+// mixFixes are the flags a mix (--mix, bench.mix) takes the place of: it
+// fixes every operation's kind and level itself.
+var mixFixes = []string{"writes", "weak-ratio", "weak-writes", "ycsb", "ycsb-weak"}
 
 func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
 	f.bench = bench
@@ -110,6 +115,8 @@ func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
 	fs.StringVar(&f.ycsb, "ycsb", "", workload.YCSBHelp()+", in place of --writes and --weak-writes; --weak-ratio still sets the weak share")
 	fs.StringSliceVar(&f.ycsbWeak, "ycsb-weak", nil, "with --ycsb, the kinds of operations that may be weak: "+
 		strings.Join(workload.YCSBKinds(), ", ")+"; the others run strong (default all)")
+	fs.StringVar(&f.mix, "mix", "", workload.MixHelp()+"; in place of --"+strings.Join(mixFixes, ", --")+
+		", which it refuses; --keys, --zipf and --conflicts still choose the keys")
 	fs.BoolVar(&f.preload, "preload", false, "write every key once before the run, so the store holds its whole key space from the start")
 }
 
@@ -123,6 +130,9 @@ func (f *configFlags) load(fs *pflag.FlagSet) (config.Config, error) {
 		}
 	}
 	f.overlay(fs, &cfg)
+	if err := f.checkMix(fs, &cfg); err != nil {
+		return cfg, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("invalid configuration: %w", err)
 	}
@@ -171,7 +181,22 @@ func (f *configFlags) overlay(fs *pflag.FlagSet, cfg *config.Config) {
 		set("weak-write-ack", func() { cfg.Client.WeakWriteAck = f.weakWriteAck })
 		set("ycsb", func() { b.YCSB = f.ycsb })
 		set("ycsb-weak", func() { b.YCSBWeak = f.ycsbWeak })
+		set("mix", func() { b.Mix = f.mix })
 	}
+}
+
+// checkMix refuses a flag that sets what the configuration's mix fixes:
+// the run would silently not do what it says.
+func (f *configFlags) checkMix(fs *pflag.FlagSet, cfg *config.Config) error {
+	if !f.bench || cfg.Bench.Mix == "" {
+		return nil
+	}
+	for _, name := range mixFixes {
+		if fs.Changed(name) {
+			return fmt.Errorf("--%s: the %s mix fixes every operation's kind and level; drop --%s or the mix", name, cfg.Bench.Mix, name)
+		}
+	}
+	return nil
 }
 
 func (f *configFlags) logger() *slog.Logger {

@@ -11,11 +11,14 @@ import (
 	"github.com/hybridkv/hybridkv/internal/stats"
 )
 
-// comparedClasses are the columns of a comparison, in order.
-var comparedClasses = []string{"strong-write", "strong-read", "weak-write", "weak-read"}
+// comparedClasses are the per-class columns of a comparison, in order:
+// the scans last, so that the CSV's earlier columns stay where they were
+// before scans had classes of their own.
+var comparedClasses = []stats.Class{stats.StrongWrite, stats.StrongRead, stats.WeakWrite, stats.WeakRead, stats.StrongScan, stats.WeakScan}
 
 // WriteComparison prints one row per report: throughput, fast-path ratio,
-// and median / P99 per level and per class.
+// and median / P99 per level and per class; a scan class only when some
+// report has scans of it.
 func WriteComparison(w io.Writer, reports []*stats.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	labelled := slices.ContainsFunc(reports, func(r *stats.Report) bool { return r.Label != "" })
@@ -23,7 +26,8 @@ func WriteComparison(w io.Writer, reports []*stats.Report) error {
 		fmt.Fprint(tw, "run\t")
 	}
 	fmt.Fprint(tw, "protocol\tops/s\tfast path\tstrong p50/p99\tweak p50/p99")
-	for _, c := range comparedClasses {
+	columns := shownClasses(reports)
+	for _, c := range columns {
 		fmt.Fprintf(tw, "\t%s p50/p99", c)
 	}
 	fmt.Fprintln(tw, "\t")
@@ -33,12 +37,25 @@ func WriteComparison(w io.Writer, reports []*stats.Report) error {
 		}
 		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s", r.Protocol, r.Throughput, fastPath(r),
 			pair(r.Strong), pair(r.Weak))
-		for _, c := range comparedClasses {
-			fmt.Fprintf(tw, "\t%s", pair(r.Classes[c]))
+		for _, c := range columns {
+			fmt.Fprintf(tw, "\t%s", pair(r.Classes[c.String()]))
 		}
 		fmt.Fprintln(tw, "\t")
 	}
 	return tw.Flush()
+}
+
+// shownClasses are the classes a comparison's table gives columns: the
+// scan classes only when some report has scans of them, so a comparison of
+// runs without scans stays as narrow as it was.
+func shownClasses(reports []*stats.Report) []stats.Class {
+	var out []stats.Class
+	for _, c := range comparedClasses {
+		if !c.IsScan() || slices.ContainsFunc(reports, func(r *stats.Report) bool { return r.Classes[c.String()].Count > 0 }) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func fastPath(r *stats.Report) string {
@@ -61,7 +78,11 @@ func WriteCSV(w io.Writer, labels []string, reports []*stats.Report) error {
 	cw := csv.NewWriter(w)
 	header := []string{"protocol", "label", "replicas", "clients", "sessions_per_client", "ops", "failed",
 		"throughput", "fast_path_ratio", "cpu_us_per_op"}
-	for _, c := range append([]string{"strong", "weak", "all"}, comparedClasses...) {
+	columns := []string{"strong", "weak", "all"}
+	for _, c := range comparedClasses {
+		columns = append(columns, c.String())
+	}
+	for _, c := range columns {
 		header = append(header, c+"_count", c+"_avg_ms", c+"_p50_ms", c+"_p99_ms", c+"_p999_ms", c+"_max_ms")
 	}
 	if err := cw.Write(header); err != nil {
@@ -76,8 +97,11 @@ func WriteCSV(w io.Writer, labels []string, reports []*stats.Report) error {
 		row := []string{r.Protocol, label, strconv.Itoa(r.Replicas), strconv.Itoa(r.Clients),
 			strconv.Itoa(r.SessionsPerClient), strconv.FormatInt(r.Ops, 10), strconv.FormatInt(r.Failed, 10),
 			f(r.Throughput), f(r.FastPathRatio), f(r.CPUMicrosPerOp)}
-		for _, s := range []stats.ClassSummary{r.Strong, r.Weak, r.All, r.Classes["strong-write"],
-			r.Classes["strong-read"], r.Classes["weak-write"], r.Classes["weak-read"]} {
+		summaries := []stats.ClassSummary{r.Strong, r.Weak, r.All}
+		for _, c := range comparedClasses {
+			summaries = append(summaries, r.Classes[c.String()])
+		}
+		for _, s := range summaries {
 			row = append(row, strconv.FormatInt(s.Count, 10), f(s.AvgMs), f(s.P50Ms), f(s.P99Ms), f(s.P999Ms), f(s.MaxMs))
 		}
 		if err := cw.Write(row); err != nil {

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/csv"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,4 +47,30 @@ func TestPeak(t *testing.T) {
 	rs := sampleReports()
 	require.Equal(t, "curp-ho", Peak(rs, 100).Protocol, "raft's average exceeds the limit")
 	require.Nil(t, Peak(rs, 10))
+}
+
+// TestComparisonWithScans: a scan class gets a column of the table only
+// when some report has scans of it; the CSV always has both, after the
+// four classes it had before.
+func TestComparisonWithScans(t *testing.T) {
+	reports := sampleReports()
+	reports[0].Classes["weak-scan"] = stats.ClassSummary{Count: 3, P50Ms: 4, P99Ms: 9}
+	var b bytes.Buffer
+	require.NoError(t, WriteComparison(&b, reports))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Contains(t, lines[0], "weak-scan p50/p99")
+	require.NotContains(t, lines[0], "strong-scan")
+	require.Regexp(t, `0\.20 / 1\.10\s+4\.00 / 9\.00$`, lines[1])
+	require.Regexp(t, `-$`, lines[2])
+
+	b.Reset()
+	require.NoError(t, WriteCSV(&b, nil, reports))
+	rows, err := csv.NewReader(&b).ReadAll()
+	require.NoError(t, err)
+	head := rows[0]
+	at := func(col string) int { return slices.Index(head, col) }
+	require.Equal(t, at("weak-read_max_ms")+1, at("strong-scan_count"))
+	require.Equal(t, at("strong-scan_max_ms")+1, at("weak-scan_count"))
+	require.Equal(t, "3", rows[1][at("weak-scan_count")])
+	require.Equal(t, "0", rows[2][at("weak-scan_count")])
 }

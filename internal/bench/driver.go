@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,26 +59,51 @@ func (d *driver) issue() {
 	d.issued++
 	d.inflight++
 	if op.ReadModifyWrite {
-		d.submit(wire.Get, op.Key, op.Level, func(class stats.Class, r client.Result) {
+		d.submit(wire.Get, op.Key, nil, op.Level, func(class stats.Class, r client.Result) {
 			d.readThenWrite(class, r, op.Key, op.Level)
 		})
 		return
 	}
-	d.submit(op.Kind, op.Key, op.Level, d.done)
+	d.submit(op.Kind, op.Key, d.valueOf(op), op.Level, d.done)
 }
 
-// submit sends one operation, with a fresh value if it writes, and hands
-// its result to then; d.mu is held.
-func (d *driver) submit(kind wire.OpKind, key string, level wire.Level, then func(stats.Class, client.Result)) {
-	var value []byte
-	if kind.IsWrite() {
-		value = d.nextValue()
-		if d.written != nil {
-			d.written[key] = struct{}{}
-		}
-	}
+// submit sends one operation and hands its result to then; d.mu is held.
+func (d *driver) submit(kind wire.OpKind, key string, value []byte, level wire.Level, then func(stats.Class, client.Result)) {
 	class := stats.ClassOf(level, kind)
 	d.session.Submit(kind, key, value, level, func(r client.Result) { then(class, r) })
+}
+
+// valueOf is the value op sends: a write's fresh one, a scan's range, none
+// for a read; d.mu is held.
+func (d *driver) valueOf(op workload.Op) []byte {
+	switch {
+	case op.Kind == client.ScanKind:
+		return scanValue(op)
+	case op.Kind.IsWrite():
+		return d.writeValue(op.Key)
+	}
+	return nil
+}
+
+// writeValue is the value of the session's next write, of key, which it
+// notes for the final read-back; d.mu is held.
+func (d *driver) writeValue(key string) []byte {
+	if d.written != nil {
+		d.written[key] = struct{}{}
+	}
+	return d.nextValue()
+}
+
+// scanValue encodes a scan's range read as the client takes it. The
+// generator's ranges always encode (a range read of the scan's own first
+// key), so a failure is a bug: it panics rather than fail the operation
+// from inside Submit, under d.mu.
+func scanValue(op workload.Op) []byte {
+	v, err := client.EncodeScan(client.TxnOp{Key: op.Key, End: op.End, Limit: op.Limit})
+	if err != nil {
+		panic(fmt.Sprintf("bench: the workload drew a scan the client refuses: %v", err))
+	}
+	return v
 }
 
 // nextValue is the value of the session's next write; d.mu is held. It
@@ -108,7 +134,7 @@ func (d *driver) readThenWrite(class stats.Class, r client.Result, key string, l
 		d.next(r)
 		return
 	}
-	d.submit(wire.Put, key, level, d.done)
+	d.submit(wire.Put, key, d.writeValue(key), level, d.done)
 }
 
 // record records one completion; d.mu is held.

@@ -100,3 +100,38 @@ func TestReadModifyWriteWhoseReadFails(t *testing.T) {
 	require.Equal(t, 50, d.issued)
 	require.Zero(t, d.inflight)
 }
+
+// TestScansSubmitted: a scan goes to the session as the client's ScanKind,
+// its value the range read EncodeScan makes of the drawn range (bounded,
+// with the drawn limit), and its latency lands in its level's scan class.
+func TestScansSubmitted(t *testing.T) {
+	c := workload.DefaultConfig()
+	c.YCSB, c.WeakRatio = "e", 50
+	sess := &heldSession{}
+	d := testDriver(t, sess, c, 300)
+	d.start()
+	scans := map[client.Level]int{}
+	for i := 0; i < len(sess.subs); i++ {
+		s := sess.subs[i]
+		sess.answer(t, i, nil)
+		if s.kind != client.ScanKind {
+			require.Equal(t, wire.Put, s.kind, "E's other operations are inserts")
+			continue
+		}
+		scans[s.level]++
+		read, ok := wire.ScanRead(&wire.Op{Kind: s.kind, Key: s.key, Value: s.value})
+		require.True(t, ok, "the replicas read the scan's range from its value")
+		require.Equal(t, s.key, read.Key)
+		require.Greater(t, read.End, read.Key, "a bounded range after its first key")
+		require.NotEqual(t, wire.NoEnd, read.End)
+		require.True(t, read.Limit >= 1 && read.Limit <= 100, "limit %d", read.Limit)
+		again, err := client.EncodeScan(read)
+		require.NoError(t, err)
+		require.Equal(t, again, s.value, "the value is EncodeScan's")
+	}
+	require.Positive(t, scans[client.Strong])
+	require.Positive(t, scans[client.Weak])
+	require.Equal(t, int64(scans[client.Strong]), d.rec.Summary(stats.StrongScan).Count)
+	require.Equal(t, int64(scans[client.Weak]), d.rec.Summary(stats.WeakScan).Count)
+	require.Zero(t, d.rec.Summary(stats.WeakRead).Count+d.rec.Summary(stats.StrongRead).Count, "scans are not reads")
+}

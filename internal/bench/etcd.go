@@ -11,6 +11,7 @@ import (
 	"github.com/hybridkv/hybridkv/client"
 	"github.com/hybridkv/hybridkv/internal/cluster"
 	"github.com/hybridkv/hybridkv/internal/etcdapi"
+	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
 // The APIs a benchmark's sessions can speak.
@@ -54,14 +55,12 @@ func (s *etcdSession) Submit(kind client.Kind, key string, value []byte, level c
 		var err error
 		switch kind {
 		case client.Get:
-			var opts []clientv3.OpOption
-			if level == client.Weak {
-				opts = append(opts, clientv3.WithSerializable())
-			}
 			var resp *clientv3.GetResponse
-			if resp, err = s.c.Get(ctx, key, opts...); err == nil && len(resp.Kvs) > 0 {
+			if resp, err = s.c.Get(ctx, key, readOptions(level)...); err == nil && len(resp.Kvs) > 0 {
 				res.Found, res.Value = true, resp.Kvs[0].Value
 			}
+		case client.ScanKind:
+			res.Found, err = s.scan(ctx, key, value, level)
 		case client.Put:
 			_, err = s.c.Put(ctx, key, string(value))
 		case client.Delete:
@@ -75,6 +74,34 @@ func (s *etcdSession) Submit(kind client.Kind, key string, value []byte, level c
 		}
 		done(res)
 	}()
+}
+
+// readOptions are a read's options: serializable, etcd's read from the
+// replica at hand, when weak.
+func readOptions(level client.Level) []clientv3.OpOption {
+	if level == client.Weak {
+		return []clientv3.OpOption{clientv3.WithSerializable()}
+	}
+	return nil
+}
+
+// scan runs a scan, whose value holds its range read, as an etcd Range of
+// the same range_end and limit; found reports that it ran, as a native
+// scan's Result does.
+func (s *etcdSession) scan(ctx context.Context, key string, value []byte, level client.Level) (found bool, err error) {
+	read, ok := wire.ScanRead(&wire.Op{Kind: wire.Scan, Key: key, Value: value})
+	if !ok {
+		return false, client.ErrBadScan
+	}
+	opts := append(readOptions(level), clientv3.WithRange(read.End), clientv3.WithLimit(int64(read.Limit)))
+	if read.KeysOnly {
+		opts = append(opts, clientv3.WithKeysOnly())
+	}
+	if read.CountOnly {
+		opts = append(opts, clientv3.WithCountOnly())
+	}
+	_, err = s.c.Get(ctx, key, opts...)
+	return err == nil, err
 }
 
 // etcdGateways serves etcd's API at each client site over the site's

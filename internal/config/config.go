@@ -262,13 +262,19 @@ type Bench struct {
 	// configuration issue the same operations. Default 1.
 	Seed uint64 `yaml:"seed"`
 	// YCSB, when set, draws the kinds of operations from one of YCSB's
-	// core workloads (a, b, c, d, f; see package workload) instead of
+	// core workloads (a, b, c, d, e, f; see package workload) instead of
 	// Writes and WeakWrites; WeakRatio still sets the weak share.
 	// Default "": the write shares above.
 	YCSB string `yaml:"ycsb"`
 	// YCSBWeak names the kinds of YCSB operations that may be weak (read,
-	// update, insert, rmw); the others run strong. Default: every kind.
+	// update, insert, rmw, scan); the others run strong. Default: every
+	// kind.
 	YCSBWeak []string `yaml:"ycsb_weak,omitempty"`
+	// Mix, when set, names a mix that fixes every operation's kind and
+	// level together (tao; see package workload): Writes, WeakRatio and
+	// WeakWrites then do not apply, and YCSB and YCSBWeak may not be set.
+	// KeySpace, ZipfSkew and Conflicts still choose the keys. Default "".
+	Mix string `yaml:"mix"`
 	// Preload writes every key of the key space once, before the warm-up,
 	// so that the run measures a store that already holds all its keys:
 	// its state, and the replicas' memory, then stays the same size over a

@@ -193,12 +193,27 @@ func (c *Config) Validate() error {
 			ck.add("bench.ycsb_weak", "%q is not one of %s", k, strings.Join(workload.YCSBKinds(), ", "))
 		}
 	}
+	b.validateMix(&ck)
 	if b.CommandSize < MinCommandSize || b.CommandSize > MaxCommandSize {
 		ck.add("bench.command_size", "%d is not in [%d, %d]",
 			b.CommandSize, MinCommandSize, MaxCommandSize)
 	}
 	c.validateTLS(&ck)
 	return errors.Join(ck.errs...)
+}
+
+// validateMix: a mix is one the workload draws, and the only thing
+// choosing the operations' kinds and levels.
+func (b *Bench) validateMix(ck *checker) {
+	switch {
+	case b.Mix == "":
+	case !slices.Contains(workload.Mixes(), b.Mix):
+		ck.add("bench.mix", "%q is not one of %s", b.Mix, strings.Join(workload.Mixes(), ", "))
+	case b.YCSB != "":
+		ck.add("bench.mix", "%q and bench.ycsb %q both choose the kinds of operations: set one", b.Mix, b.YCSB)
+	case len(b.YCSBWeak) > 0:
+		ck.add("bench.mix", "%q fixes every operation's level: bench.ycsb_weak does not apply", b.Mix)
+	}
 }
 
 // checkAddr accepts host:port with a numeric, non-zero port, the form a peer

@@ -1,7 +1,8 @@
 // Package experiment runs the project's evaluation from one command: named
 // experiments (the T property, the conflict sweep, throughput through a
-// leader's failure, the cross-protocol comparison), each a grid of points
-// (a protocol and a value of one parameter) run by the benchmark and
+// leader's failure, YCSB's core workloads, the cross-protocol comparison,
+// a TAO-like social-graph mix), each a grid of points (a protocol and a
+// value of one parameter, or a protocol alone) run by the benchmark and
 // repeated.
 //
 // Every finished run is kept as its report in the experiment's directory,

@@ -109,11 +109,24 @@ func (t *table) peak(protocol string) (spread, []float64) {
 	return spreadOf(peaks), at
 }
 
+// csvColumns are the metrics of the experiment's CSV: those every
+// experiment's carries, then the experiment's own others.
+func (t *table) csvColumns() []Metric {
+	cols := slices.Clone(csvMetrics)
+	for _, m := range t.spec.Metrics {
+		if !slices.ContainsFunc(cols, func(c Metric) bool { return c.Column == m.Column }) {
+			cols = append(cols, m)
+		}
+	}
+	return cols
+}
+
 // writeCSV writes one row per run.
 func (t *table) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
+	cols := t.csvColumns()
 	head := []string{"experiment", "protocol", "param", "value", "run", "ops", "failed"}
-	for _, m := range csvMetrics {
+	for _, m := range cols {
 		head = append(head, m.Column)
 	}
 	head = append(head, "checked", "violation", "seconds", "build")
@@ -125,7 +138,7 @@ func (t *table) writeCSV(w io.Writer) error {
 			for i, r := range t.runs[name][v] {
 				row := []string{t.spec.Name, name, t.spec.Param, t.spec.valueName(v), strconv.Itoa(i + 1),
 					strconv.FormatInt(r.Report.Ops, 10), strconv.FormatInt(r.Report.Failed, 10)}
-				for _, m := range csvMetrics {
+				for _, m := range cols {
 					cell := ""
 					if x, ok := m.Of(r.Report); ok {
 						cell = strconv.FormatFloat(x, 'f', 3, 64)

@@ -237,7 +237,7 @@ func TestFailureExperimentDrawsTimeline(t *testing.T) {
 
 func TestLookupNamesEveryExperiment(t *testing.T) {
 	_, err := Lookup("nope")
-	require.ErrorContains(t, err, "t-property, conflict, failure, ycsb, cross")
+	require.ErrorContains(t, err, "t-property, conflict, failure, ycsb, cross, tao")
 	for _, s := range Specs {
 		require.NotEmpty(t, s.Protocols(), s.Name)
 		if s.Param != "" {
@@ -287,11 +287,58 @@ func TestYCSBExperimentNamesItsWorkloads(t *testing.T) {
 		drawn = append(drawn, j.Config.Bench.YCSB)
 		require.Equal(t, 50, j.Config.Bench.WeakRatio)
 	}
-	require.Equal(t, []string{"a", "d", "f"}, drawn, "quick: a workload with updates, one with inserts, one with read-modify-writes")
+	require.Equal(t, []string{"a", "d", "e", "f"}, drawn,
+		"quick: a workload with updates, one with inserts, one with scans, one with read-modify-writes")
 	rows := readCSV(t, filepath.Join(res.Dir, "ycsb.csv"))
 	require.Equal(t, "d", rows[2][3])
+	require.Equal(t, "e", rows[3][3])
 	md := readFile(t, filepath.Join(res.Dir, "ycsb.md"))
 	require.Contains(t, md, "| curp | f |")
 	_, err = os.Stat(filepath.Join(res.Dir, "results", "curp-ycsb-f-run1.json"))
+	require.NoError(t, err)
+}
+
+// TestTAOExperiment: the tao experiment runs the TAO mix over a preloaded
+// store on every protocol with a weak path and the two strong-only
+// baselines, one point each, and reports each class's latencies by
+// protocol.
+func TestTAOExperiment(t *testing.T) {
+	s, err := Lookup("tao")
+	require.NoError(t, err)
+	names := s.Protocols()
+	require.Subset(t, names, append(hybrids(), "raft", "curp"))
+	require.Len(t, names, len(hybrids())+2)
+	s.Protocols = func() []string { return []string{"curp", "curp-ho"} }
+	f := &fakeRuns{}
+	o := testOptions(t, f)
+	o.Runs = 1
+	o.Run = func(ctx context.Context, j Job) (Result, error) {
+		res, _ := f.run(ctx, j)
+		res.Report.Classes = map[string]stats.ClassSummary{
+			"weak-scan":    {Count: 40, P50Ms: 3, P99Ms: 30},
+			"weak-read":    {Count: 50, P50Ms: 0.5, P99Ms: 2},
+			"strong-read":  {Count: 4, P50Ms: 50, P99Ms: 80},
+			"strong-write": {Count: 1, P50Ms: 60, P99Ms: 90},
+		}
+		return res, nil
+	}
+	res, err := Run(context.Background(), s, o)
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Runs, "one point per protocol")
+	for _, j := range f.ran {
+		b := j.Config.Bench
+		require.Equal(t, "tao", b.Mix)
+		require.True(t, b.Preload)
+		require.Equal(t, uint64(100_000), b.KeySpace, "quick preloads a tenth of TAO's million keys")
+		require.Equal(t, 0.8, b.ZipfSkew)
+	}
+	rows := readCSV(t, filepath.Join(res.Dir, "tao.csv"))
+	col := slices.Index(rows[0], "weak_scan_p99_ms")
+	require.Positive(t, col, "the CSV carries the experiment's per-class metrics: %v", rows[0])
+	require.Equal(t, "30.000", rows[1][col])
+	md := readFile(t, filepath.Join(res.Dir, "tao.md"))
+	require.Contains(t, md, "| protocol | throughput (ops/s) | weak-scan p50 (ms) | weak-scan p99 (ms) |")
+	require.Contains(t, md, "| curp-ho | 7,501 | 3 | 30 | 0.5 | 2 | 50 | 80 | 60 | 90 | 0 |")
+	_, err = os.Stat(filepath.Join(res.Dir, "tao.png"))
 	require.NoError(t, err)
 }

@@ -34,8 +34,11 @@ func (s Spec) write(dir string, points []Point, results map[Point]Result, o Opti
 func (t *table) draw(path string) error {
 	s := t.spec
 	title := fmt.Sprintf("%s (%s)", s.Name, t.shape())
-	if s.Timeline {
+	switch {
+	case s.Timeline:
 		return plot.Panels(title, []plot.Panel{t.timelinePanel()}, path)
+	case s.Param == "":
+		return plot.Panels(title, t.protocolPanels(), path)
 	}
 	var panels []plot.Panel
 	for _, m := range s.Metrics {
@@ -51,6 +54,22 @@ func (t *table) draw(path string) error {
 		panels = append(panels, pn)
 	}
 	return plot.Panels(title, panels, path)
+}
+
+// protocolPanels draw each metric of an experiment without a parameter
+// by protocol: one point each, the protocols along the x axis.
+func (t *table) protocolPanels() []plot.Panel {
+	var panels []plot.Panel
+	for _, m := range t.spec.Metrics {
+		pn := plot.Panel{Title: m.Title, XLabel: "protocol", YLabel: m.Unit, LogY: m.Log, XTicks: t.protocols}
+		for i, name := range t.protocols {
+			sp := t.metric(m, name, t.values[0])
+			pn.Curves = append(pn.Curves, plot.Curve{Name: name, X: []float64{float64(i)},
+				Mean: []float64{sp.Mean}, Lo: []float64{sp.Lo}, Hi: []float64{sp.Hi}})
+		}
+		panels = append(panels, pn)
+	}
+	return panels
 }
 
 // timelinePanel is throughput second by second from the start of each
@@ -167,15 +186,27 @@ func (t *table) summary(o Options, figure string) string {
 func (t *table) pointTable(b *strings.Builder) {
 	s := t.spec
 	cols := append([]Metric{Throughput}, withoutThroughput(s.Metrics)...)
-	b.WriteString("| protocol | " + s.Param + " |")
+	// An experiment without a parameter has one point per protocol and no
+	// column for its value.
+	param := s.Param != ""
+	b.WriteString("| protocol |")
+	if param {
+		b.WriteString(" " + s.Param + " |")
+	}
 	for _, m := range cols {
 		fmt.Fprintf(b, " %s (%s) |", m.Title, m.Unit)
 	}
-	b.WriteString(" failed |\n|---|---:|")
+	b.WriteString(" failed |\n|---|")
+	if param {
+		b.WriteString("---:|")
+	}
 	b.WriteString(strings.Repeat("---:|", len(cols)+1) + "\n")
 	for _, name := range t.protocols {
 		for _, v := range t.values {
-			fmt.Fprintf(b, "| %s | %s |", name, t.spec.valueName(v))
+			fmt.Fprintf(b, "| %s |", name)
+			if param {
+				fmt.Fprintf(b, " %s |", s.valueName(v))
+			}
 			for _, m := range cols {
 				fmt.Fprintf(b, " %s |", formatSpread(t.metric(m, name, v)))
 			}

@@ -14,27 +14,30 @@ import (
 	"github.com/hybridkv/hybridkv/internal/stats"
 )
 
-// cdfsW and cdfsH are the size of the CDFs figure.
+// cdfsW and cdfsH are the size of the CDFs figure of two rows of panels;
+// each further row adds half of cdfsH.
 const (
 	cdfsW = 10 * vg.Inch
 	cdfsH = 8 * vg.Inch
 )
 
-// CDFs draws the latency distribution of each operation class as a 2x2
-// grid of panels, one line per report in each: x is the latency (log
-// scale), y the fraction of the class's operations that took at most that
-// long. A report with no operations of a class, or saved without CDF
-// samples, has no line in that panel. Each panel has its own latency range,
-// since the classes lie orders of magnitude apart.
+// CDFs draws the latency distribution of each operation class as a grid
+// of panels two to a row (2x2 for runs without scans), one line per report
+// in each: x is the latency (log scale), y the fraction of the class's
+// operations that took at most that long. A report with no operations of
+// a class, or saved without CDF samples, has no line in that panel. Each
+// panel has its own latency range, since the classes lie orders of
+// magnitude apart.
 func CDFs(reports []*stats.Report, path string) error {
 	if err := checkReports(reports); err != nil {
 		return err
 	}
-	panels := make([]*plot.Plot, len(classNames))
+	names := classesOf(reports)
+	panels := make([]*plot.Plot, len(names))
 	// A report's line has the same style in every panel; the legend takes
 	// it from the first panel the report appears in.
 	lines := make([]*plotter.Line, len(reports))
-	for c, name := range classNames {
+	for c, name := range names {
 		p, err := cdfPanel(reports, name, lines)
 		if err != nil {
 			return err
@@ -50,9 +53,16 @@ func CDFs(reports []*stats.Report, path string) error {
 	if len(legend) == 0 {
 		return fmt.Errorf("plot: no report has a latency distribution to draw")
 	}
-	layout := [][]*plot.Plot{panels[0:2], panels[2:4]}
+	if len(panels)%2 == 1 {
+		panels = append(panels, emptyPanel("", "")) // the grid's rows are whole
+	}
+	var layout [][]*plot.Plot
+	for i := 0; i < len(panels); i += 2 {
+		layout = append(layout, panels[i:i+2])
+	}
 	title := withShape("Latency CDF by operation class", reports)
-	return save(path, cdfsW, cdfsH, func(dc draw.Canvas) { drawGrid(dc, title, legend, layout) })
+	h := cdfsH * vg.Length(len(layout)) / 2
+	return save(path, cdfsW, h, func(dc draw.Canvas) { drawGrid(dc, title, legend, layout) })
 }
 
 // cdfPanel draws one class's panel, recording in lines[i] the line of

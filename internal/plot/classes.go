@@ -36,7 +36,8 @@ func Classes(reports []*stats.Report, path string) error {
 	title := withShape("Median and P99 latency by operation class", reports)
 	p.X.Label.Text = "operation class"
 	p.Y.Label.Text = "latency (ms)"
-	p.NominalX(classNames...)
+	names := classesOf(reports)
+	p.NominalX(names...)
 	// Bars start at the bottom of the axis; padding would float them above
 	// it.
 	p.Y.Padding = 0
@@ -49,7 +50,7 @@ func Classes(reports []*stats.Report, path string) error {
 			index: i, of: len(reports),
 			color: seriesColor(i),
 		}
-		for c, name := range classNames {
+		for c, name := range names {
 			s, ok := r.Classes[name]
 			if !ok || s.Count == 0 {
 				continue
@@ -72,7 +73,7 @@ func Classes(reports []*stats.Report, path string) error {
 	// bar stands clear of the axis, and some room above the highest P99,
 	// so that no whisker ends on the frame.
 	logAxis(&p.Y, lo/3, hi*2)
-	p.X.Min, p.X.Max = -0.5, float64(len(classNames))-0.5
+	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
 	layout := [][]*plot.Plot{{p}}
 	return save(path, classesW, classesH, func(dc draw.Canvas) { drawGrid(dc, title, legend, layout) })
 }

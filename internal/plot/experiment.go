@@ -57,6 +57,7 @@ func Panels(title string, panels []Panel, path string) error {
 		case pn.XTicks != nil:
 			p.X.Min, p.X.Max = -0.5, float64(len(pn.XTicks))-0.5
 			p.X.Tick.Marker = categoryTicks(pn.XTicks)
+			slantCrowded(p, pn.XTicks)
 		case xlo < xhi:
 			p.X.Min, p.X.Max = xlo, xhi
 		}
@@ -173,6 +174,26 @@ func experimentPanel(pn Panel, index map[string]int, legend *[]legendEntry) (*pl
 type errorBars struct {
 	plotter.XYs
 	plotter.YErrors
+}
+
+// crowdedChars is how many characters of category names a panel's width
+// holds side by side at the tick labels' size.
+const crowdedChars = 36
+
+// slantCrowded slants the category names of a panel whose names would
+// run into each other side by side (protocols' names, say), so each stays
+// readable.
+func slantCrowded(p *plot.Plot, names []string) {
+	chars := 0
+	for _, n := range names {
+		chars += len(n) + 1
+	}
+	if chars <= crowdedChars {
+		return
+	}
+	p.X.Tick.Label.Rotation = math.Pi / 6
+	p.X.Tick.Label.XAlign = draw.XRight
+	p.X.Tick.Label.YAlign = draw.YCenter
 }
 
 // categoryTicks labels the x values 0, 1, ... with their names.

@@ -50,3 +50,24 @@ func TestPanelsRefusesWhatItCannotDraw(t *testing.T) {
 	_, err := os.Stat(path)
 	require.True(t, os.IsNotExist(err), "nothing written")
 }
+
+// TestSlantCrowded: protocols' names along an axis are slanted, where
+// side by side they would run into each other; a few short category names
+// stay level.
+func TestSlantCrowded(t *testing.T) {
+	protocols := []string{"curp", "curp-ht", "curp-ho", "raft", "raft-ht", "mongo", "pileus", "pileus-ht"}
+	p := newPlot()
+	slantCrowded(p, protocols)
+	require.NotZero(t, p.X.Tick.Label.Rotation)
+	p = newPlot()
+	slantCrowded(p, []string{"a", "b", "c", "d", "e", "f"})
+	require.Zero(t, p.X.Tick.Label.Rotation)
+
+	var panel Panel
+	panel.Title, panel.XTicks, panel.LogY = "weak-scan p50", protocols, true
+	for i, name := range protocols {
+		m := float64(i + 1)
+		panel.Curves = append(panel.Curves, Curve{Name: name, X: []float64{float64(i)}, Mean: []float64{m}, Lo: []float64{m}, Hi: []float64{m}})
+	}
+	require.NoError(t, Panels("tao", []Panel{panel}, filepath.Join(t.TempDir(), "tao.png")))
+}

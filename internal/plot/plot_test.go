@@ -133,6 +133,28 @@ var figures = []struct {
 	{"recovery", func(path string) error {
 		return Recovery([]*stats.Report{faulted("curp"), faulted("curpht"), faulted("raft")}, path)
 	}, faultsW, recoveryH(3)},
+	{"classes-scans", func(path string) error { return Classes(tao(), path) }, classesW, classesH},
+	{"cdfs-scans", func(path string) error { return CDFs(tao(), path) }, cdfsW, cdfsH * 3 / 2},
+}
+
+// tao is two protocols on a mix with weak scans and no weak writes: a
+// hybrid one, whose weak scans and reads are local, and one that serves
+// them as strong ones.
+func tao() []*stats.Report {
+	return []*stats.Report{
+		report("curpht", 8, 3900, map[string][2]float64{
+			"strong-write": {62, 140}, "strong-read": {55, 120}, "weak-read": {0.4, 3}, "weak-scan": {4, 40}}),
+		report("raft", 8, 900, map[string][2]float64{
+			"strong-write": {110, 230}, "strong-read": {105, 220}, "weak-read": {104, 215}, "weak-scan": {120, 260}}),
+	}
+}
+
+// TestScanClassesOnlyWithScans: figures show the scan classes of runs
+// that had scans, and only those.
+func TestScanClassesOnlyWithScans(t *testing.T) {
+	require.Equal(t, []string{"strong-write", "strong-read", "weak-write", "weak-read"}, classesOf(comparison()))
+	require.Equal(t, []string{"strong-write", "strong-read", "weak-write", "weak-read", "weak-scan"}, classesOf(tao()))
+	require.Equal(t, []string{"strong-write", "strong-read", "weak-write", "weak-read"}, classesOf([]*stats.Report{nil}))
 }
 
 // faulted is a 30 s run whose throughput drops to zero for 2 s after a
@@ -144,8 +166,8 @@ func faulted(protocol string) *stats.Report {
 		if b >= 100 && b < 120 {
 			n = 0
 		}
-		tl.Ops[classNames[0]] = append(tl.Ops[classNames[0]], n)
-		tl.Ops[classNames[2]] = append(tl.Ops[classNames[2]], 2*n)
+		tl.Ops["strong-write"] = append(tl.Ops["strong-write"], n)
+		tl.Ops["weak-write"] = append(tl.Ops["weak-write"], 2*n)
 	}
 	return &stats.Report{Protocol: protocol, Timeline: tl, Faults: []stats.Fault{
 		{Kind: "kill", What: "SIGKILL leader replica 1", AtS: 10, HealedS: 13},

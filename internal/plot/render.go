@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,8 +34,29 @@ const pngDPI = 144
 const minMs = 0.01
 
 // classNames are the operation classes in the order figures show them:
-// strong before weak, writes before reads, as in the printed report.
-var classNames = []string{"strong-write", "strong-read", "weak-write", "weak-read"}
+// strong before weak, writes, reads, scans, as in the printed report.
+var classNames = func() []string {
+	var names []string
+	for _, c := range stats.Classes() {
+		names = append(names, c.String())
+	}
+	return names
+}()
+
+// classesOf are the classes the figures of reports show: every class but
+// the scans, which only runs of a mix with scans have, and those when some
+// report has them, so that figures of runs without scans keep their
+// shape.
+func classesOf(reports []*stats.Report) []string {
+	var out []string
+	for _, c := range stats.Classes() {
+		name := c.String()
+		if !c.IsScan() || slices.ContainsFunc(reports, func(r *stats.Report) bool { return r != nil && r.Classes[name].Count > 0 }) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 // errNoReports is returned for an empty input.
 var errNoReports = errors.New("plot: no reports to draw")

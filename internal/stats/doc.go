@@ -6,8 +6,8 @@
 // per client and then across clients when the run ends. Latencies go into
 // HDR histograms (1 µs to 60 s at three significant digits) so that tail
 // percentiles stay accurate at any load without keeping every sample, one
-// histogram per operation class: strong and weak, reads and writes behave so
-// differently that a single distribution would hide both. A recorder also
+// histogram per operation class: strong and weak, reads, writes and scans
+// behave so differently that a single distribution would hide them. A recorder also
 // counts how each strong operation completed (fast or slow path), failed
 // operations, and completions per second over the whole run, so a run that
 // slows down over time shows up as such rather than as a lower average.

@@ -117,14 +117,15 @@ func (r *Report) writeClients(b *strings.Builder) {
 		width = max(width, len(c.Name))
 	}
 	tw := newTable(b)
+	columns := r.clientColumns()
 	fmt.Fprintf(tw, "%-*s\tops\tfailed\tops/s\t", width, "client")
-	for _, c := range classes {
+	for _, c := range columns {
 		fmt.Fprintf(tw, "%s p50 ms\t", c)
 	}
 	fmt.Fprintln(tw)
 	for _, c := range r.PerClient {
 		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%.1f\t", width, c.Name, c.Ops, c.Failed, c.Throughput)
-		for _, cl := range classes {
+		for _, cl := range columns {
 			if s, ok := c.Classes[cl.String()]; ok {
 				fmt.Fprintf(tw, "%.2f\t", s.P50Ms)
 			} else {
@@ -134,6 +135,19 @@ func (r *Report) writeClients(b *strings.Builder) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+}
+
+// clientColumns are the classes the clients' table has a column for:
+// every class but the scans, which only a run that had some shows, so
+// that a table stays as narrow as its mix allows.
+func (r *Report) clientColumns() []Class {
+	var out []Class
+	for _, c := range classes {
+		if _, ran := r.Classes[c.String()]; ran || !c.IsScan() {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (r *Report) writeCPU(b *strings.Builder) {

@@ -36,7 +36,7 @@ type Report struct {
 	// completed operations; All covers every class.
 	Classes map[string]ClassSummary `json:"classes"`
 	All     ClassSummary            `json:"all"`
-	// Strong and Weak combine the two classes of each level.
+	// Strong and Weak combine the classes of each level.
 	Strong ClassSummary `json:"strong"`
 	Weak   ClassSummary `json:"weak"`
 	// Paths counts completions by clientcore.Path.String().

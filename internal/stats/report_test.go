@@ -126,6 +126,31 @@ func TestWriteTable(t *testing.T) {
 	require.Equal(t, "note: emulated 25 ms one-way delay", lines[len(lines)-1])
 }
 
+// TestWriteTableWithScans: scans get rows of their own, apart from the
+// single-key reads of their level, and the clients' table a column for
+// each scan class only when the run had scans of it.
+func TestWriteTableWithScans(t *testing.T) {
+	r := NewRecorder(t0)
+	r.Record(WeakRead, time.Millisecond, clientcore.PathWeak, t0.Add(time.Second))
+	r.Record(WeakScan, 40*time.Millisecond, clientcore.PathWeak, t0.Add(time.Second))
+	r.Record(StrongWrite, 60*time.Millisecond, clientcore.PathFast, t0.Add(time.Second))
+	rep := BuildReport(Run{Protocol: "curp-ht"}, []ClientRecorder{{Name: "c", Recorder: r}}, nil)
+	require.Equal(t, int64(1), rep.Classes["weak-scan"].Count)
+	require.InEpsilon(t, 40.0, rep.Classes["weak-scan"].AvgMs, 1e-9)
+	require.InEpsilon(t, 1.0, rep.Classes["weak-read"].AvgMs, 1e-9)
+	require.Equal(t, int64(2), rep.Weak.Count, "a level combines its reads and scans")
+	var b bytes.Buffer
+	require.NoError(t, rep.WriteTable(&b))
+	out := b.String()
+	require.Regexp(t, `(?m)^  weak-read\s+1\s+1.00\s+.*\n  weak-scan\s+1\s+40.00\s+`, out)
+	require.Regexp(t, `(?m)^  client\s+ops\s+failed\s+ops/s\s+strong-write p50 ms\s+strong-read p50 ms\s+weak-write p50 ms\s+weak-read p50 ms\s+weak-scan p50 ms$`, out)
+	require.NotContains(t, out, "strong-scan", "no strong scans, no column")
+
+	b.Reset()
+	require.NoError(t, sampleReport().WriteTable(&b))
+	require.NotContains(t, b.String(), "scan", "a run without scans shows none")
+}
+
 func TestWriteJSON(t *testing.T) {
 	var b bytes.Buffer
 	want := sampleReport()

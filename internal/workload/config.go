@@ -51,10 +51,15 @@ type Config struct {
 	// Conflicts its key.
 	YCSB string
 	// YCSBWeak names the kinds of YCSB operations that may be weak
-	// (YCSBKinds: read, update, insert, rmw); an operation of another
+	// (YCSBKinds: read, update, insert, rmw, scan); an operation of another
 	// kind drawn weak runs strong, so the weak share is WeakRatio of the
 	// operations of these kinds. Empty allows every kind.
 	YCSBWeak []string
+	// Mix, when set, names a mix (see Mixes) that draws each operation's
+	// kind and its level together: Writes, WeakRatio and WeakWrites do
+	// not apply, and neither YCSB nor YCSBWeak may be set with it.
+	// Conflicts still chooses keys.
+	Mix string
 	// KeyPrefix begins every key's name; empty is the package's
 	// KeyPrefix. A run against a store that holds earlier runs' keys
 	// takes a prefix of its own, so its history starts from nothing.
@@ -114,6 +119,7 @@ func (c Config) Validate() error {
 			bad("YCSBWeak", "%q is not a kind of YCSB operation (%s)", k, strings.Join(YCSBKinds(), ", "))
 		}
 	}
+	c.validateMix(bad)
 	if c.InsertOffset >= max(c.InsertStride, 1) {
 		bad("InsertOffset", "%d is not below the stride %d", c.InsertOffset, max(c.InsertStride, 1))
 	}
@@ -122,6 +128,20 @@ func (c Config) Validate() error {
 			c.ValueSize, MinValueSize, MaxValueSize, MinValueSize)
 	}
 	return errors.Join(errs...)
+}
+
+// validateMix checks Mix: a mix this generator draws, and alone in
+// choosing the operations' kinds.
+func (c Config) validateMix(bad func(field, format string, args ...any)) {
+	switch _, ok := levelMixes[c.Mix]; {
+	case c.Mix == "":
+	case !ok:
+		bad("Mix", "%q is not a mix this generator draws (%s)", c.Mix, strings.Join(Mixes(), ", "))
+	case c.YCSB != "":
+		bad("Mix", "%q and YCSB %q both choose the operations' kinds: give one", c.Mix, c.YCSB)
+	case len(c.YCSBWeak) > 0:
+		bad("Mix", "%q fixes every operation's level: YCSBWeak does not apply", c.Mix)
+	}
 }
 
 // isPercentage also rejects NaN, which fails every comparison.

@@ -24,6 +24,9 @@ type Generator struct {
 	// weakKinds are the kinds of its operations that may be weak.
 	ycsb      *ycsbMix
 	weakKinds weakKinds
+	// mix, when set, draws each operation's kind and level instead of
+	// the shares above and ycsb.
+	mix *levelMix
 	// inserted counts this session's inserts; insertStride and
 	// insertOffset place them (see Config).
 	inserted, insertStride, insertOffset uint64
@@ -33,7 +36,14 @@ type Generator struct {
 type Op struct {
 	Kind  wire.OpKind
 	Level wire.Level
-	Key   string
+	// Key is the key, or a scan's first key.
+	Key string
+	// End and Limit complete a scan (Kind wire.Scan), a range read of
+	// [Key, End) that asks for Limit keys: End is always a bounded end
+	// (see KeyNames.RangeEnd), never wire.NoEnd, because a range read
+	// counts every key of its range, past its limit too.
+	End   string
+	Limit uint64
 	// ReadModifyWrite makes the operation YCSB's read-modify-write: the
 	// session reads Key and, once answered, writes it (Kind is then Get).
 	ReadModifyWrite bool
@@ -68,6 +78,9 @@ func NewGenerator(c Config, seed uint64) (*Generator, error) {
 		g.ycsb = &m
 		g.weakKinds = newWeakKinds(c.YCSBWeak)
 	}
+	if m, ok := levelMixes[c.Mix]; ok {
+		g.mix = &m
+	}
 	if c.ZipfSkew > 0 {
 		g.zipf = newZipfian(c.KeySpace, c.ZipfSkew)
 	}
@@ -75,10 +88,15 @@ func NewGenerator(c Config, seed uint64) (*Generator, error) {
 }
 
 // Next draws the next operation: its kind, its level and its key, named
-// by KeyNames.
+// by KeyNames; a scan's range holds the names of as many keys as its
+// length, from its first key on.
 func (g *Generator) Next() Op {
-	op := g.next()
-	return Op{Kind: op.kind, Level: op.level, Key: g.names.Name(op.key), ReadModifyWrite: op.rmw}
+	d := g.next()
+	op := Op{Kind: d.kind, Level: d.level, Key: g.names.Name(d.key), ReadModifyWrite: d.rmw}
+	if d.kind == wire.Scan {
+		op.End, op.Limit = g.names.RangeEnd(d.key, d.scan), d.scan
+	}
+	return op
 }
 
 // drawn is an operation with its key's number.
@@ -87,10 +105,16 @@ type drawn struct {
 	level wire.Level
 	key   uint64
 	rmw   bool
+	// scan is a scan's length in keys, key its first; 0 for every other
+	// kind.
+	scan uint64
 }
 
 // next draws the next operation with its key's number.
 func (g *Generator) next() drawn {
+	if g.mix != nil {
+		return g.nextMix()
+	}
 	level, writes := wire.Strong, g.writes
 	if g.chance(g.weak) {
 		level, writes = wire.Weak, g.weakWrites
@@ -132,11 +156,31 @@ func (g *Generator) drawYCSB() (drawn, string) {
 		return drawn{kind: wire.Put, key: g.key()}, YCSBUpdate
 	case u < m.insert+m.update+m.readModifyWrite:
 		return drawn{kind: wire.Get, key: g.key(), rmw: true}, YCSBReadModifyWrite
+	case u < m.insert+m.update+m.readModifyWrite+m.scan:
+		return drawn{kind: wire.Scan, key: g.key(), scan: g.scanLength(m.maxScan)}, YCSBScan
 	case m.latest:
 		return drawn{kind: wire.Get, key: g.latestKey()}, YCSBRead
 	}
 	return drawn{kind: wire.Get, key: g.key()}, YCSBRead
 }
+
+// nextMix draws an operation of a mix that fixes its level with its kind.
+func (g *Generator) nextMix() drawn {
+	m := g.mix
+	u := g.rng.Float64()
+	switch {
+	case u < m.strongWrite:
+		return drawn{kind: wire.Put, level: wire.Strong, key: g.key()}
+	case u < m.strongWrite+m.strongRead:
+		return drawn{kind: wire.Get, level: wire.Strong, key: g.key()}
+	case u < m.strongWrite+m.strongRead+m.weakScan:
+		return drawn{kind: wire.Scan, level: wire.Weak, key: g.key(), scan: g.scanLength(m.maxScan)}
+	}
+	return drawn{kind: wire.Get, level: wire.Weak, key: g.key()}
+}
+
+// scanLength draws a scan's length, uniform in 1 .. longest.
+func (g *Generator) scanLength(longest uint64) uint64 { return 1 + g.rng.Uint64N(longest) }
 
 // latestKey draws a key skewed towards the newest inserts, as YCSB's
 // "latest" distribution does: the rank drawn from the Zipfian counts back

@@ -20,6 +20,7 @@ const KeyPrefix = "user"
 // allocates nothing, and the names a history keeps share that string.
 type KeyNames struct {
 	prefix string
+	n      uint64 // the keys in the space
 	width  int
 	size   int    // the bytes of one name
 	table  string // every name, one after another; empty when too large
@@ -50,7 +51,7 @@ type keySpaceID struct {
 
 func newKeyNames(prefix string, n uint64) *KeyNames {
 	width := len(strconv.FormatUint(max(n, 1)-1, 10))
-	k := &KeyNames{prefix: prefix, width: width, size: len(prefix) + width}
+	k := &KeyNames{prefix: prefix, n: n, width: width, size: len(prefix) + width}
 	if n > uint64(maxTabledBytes/k.size) {
 		return k
 	}
@@ -71,6 +72,27 @@ func (k *KeyNames) Name(i uint64) string {
 		return k.table[off : off+k.size]
 	}
 	return string(k.append(make([]byte, 0, k.size), i))
+}
+
+// RangeEnd returns the exclusive End of the range that starts at key
+// first's name and holds the names of the next length keys of the space,
+// first included: the name of key first+length. Names past the space (the
+// keys inserts add) may be wider and then sort elsewhere: with a million
+// keys "user1000000" lies between "user100000" and "user100001". So a
+// range that would reach past the space's last key ends just after that
+// key's name instead, holding the keys left; one that starts past the
+// space holds its first key alone. The End is always bounded: a range read
+// counts every key of its range, whatever its limit.
+func (k *KeyNames) RangeEnd(first, length uint64) string {
+	if first < k.n && length < k.n-first {
+		return k.Name(first + length)
+	}
+	last := first
+	if first < k.n {
+		last = k.n - 1
+	}
+	// The smallest string above last's name.
+	return k.Name(last) + "\x00"
 }
 
 // append appends key i's name to b.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
 // TestKeyNames: names are the prefix and the number zero-padded to the key
@@ -38,6 +40,36 @@ func TestKeyNames(t *testing.T) {
 	huge := newKeyNames(KeyPrefix, 1<<40)
 	require.Empty(t, huge.table, "no table for a space too large")
 	require.Equal(t, "user0000000012345", huge.Name(12345))
+}
+
+// TestRangeEnd: a range's End is the name of the key after its last, or,
+// where that would lie past the key space (whose names widen and sort
+// among the space's own), just after the last key's name.
+func TestRangeEnd(t *testing.T) {
+	k := NewKeyNames("", 1000)
+	for _, tt := range []struct {
+		first, length uint64
+		want          string
+	}{
+		{0, 1, "user001"},
+		{10, 5, "user015"},
+		{994, 5, "user999"},
+		{995, 5, "user999\x00"},  // would end at key 1000, "user1000" < "user995"
+		{990, 20, "user999\x00"}, // the ten keys left
+		{999, 100, "user999\x00"},
+		{0, 1000, "user999\x00"},
+		{1005, 3, "user1005\x00"}, // past the space: its first key alone
+		{7, 0, "user007"},         // nothing
+	} {
+		end := k.RangeEnd(tt.first, tt.length)
+		require.Equal(t, tt.want, end, "first %d, length %d", tt.first, tt.length)
+		r := wire.TxnOp{Key: k.Name(tt.first), End: end}
+		require.True(t, tt.length == 0 || r.Covers(r.Key), "a range holds its first key")
+	}
+	require.Less(t, k.Name(1000), k.Name(995), "why: the name of key 1000 would end a range before it starts")
+	odd := NewKeyNames("", 500) // names past the space keep its width
+	require.Equal(t, "user499\x00", odd.RangeEnd(495, 10))
+	require.Equal(t, "user010", odd.RangeEnd(5, 5))
 }
 
 // TestNextNamesTheDrawnKey: Next returns the name of the key next draws.

@@ -17,7 +17,7 @@ func TestYCSBShares(t *testing.T) {
 			c.YCSB, c.WeakRatio = name, 30
 			g, err := NewGenerator(c, 7)
 			require.NoError(t, err)
-			var reads, updates, inserts, rmws, weak int
+			var reads, updates, inserts, rmws, scans, weak int
 			for range draws {
 				d := g.next()
 				if d.level == wire.Weak {
@@ -27,6 +27,10 @@ func TestYCSBShares(t *testing.T) {
 				case d.rmw:
 					require.Equal(t, wire.Get, d.kind, "a read-modify-write starts with its read")
 					rmws++
+				case d.kind == wire.Scan:
+					require.Less(t, d.key, c.KeySpace, "a scan starts in the key space")
+					require.True(t, d.scan >= 1 && d.scan <= m.maxScan, "scan of %d keys", d.scan)
+					scans++
 				case d.kind == wire.Put && d.key >= c.KeySpace:
 					inserts++
 				case d.kind == wire.Put:
@@ -39,6 +43,7 @@ func TestYCSBShares(t *testing.T) {
 			requireShare(t, "updates", updates, draws, m.update)
 			requireShare(t, "inserts", inserts, draws, m.insert)
 			requireShare(t, "read-modify-writes", rmws, draws, m.readModifyWrite)
+			requireShare(t, "scans", scans, draws, m.scan)
 			requireShare(t, "weak", weak, draws, 0.3)
 		})
 	}
@@ -93,8 +98,11 @@ func TestYCSBReadsLatest(t *testing.T) {
 
 func TestYCSBValidation(t *testing.T) {
 	c := DefaultConfig()
-	c.YCSB = "e"
-	require.ErrorContains(t, c.Validate(), `"e" is not one of YCSB's core workloads this generator draws (a, b, c, d, f)`)
+	c.YCSB = "g"
+	require.ErrorContains(t, c.Validate(), `"g" is not one of YCSB's core workloads this generator draws (a, b, c, d, e, f)`)
+	c.YCSB, c.YCSBWeak = "e", []string{YCSBScan}
+	require.NoError(t, c.Validate())
+	c.YCSBWeak = nil
 	c.YCSB, c.InsertStride, c.InsertOffset = "d", 4, 4
 	require.ErrorContains(t, c.Validate(), "InsertOffset: 4 is not below the stride 4")
 	c.InsertOffset = 3
@@ -123,6 +131,6 @@ func TestYCSBWeakKinds(t *testing.T) {
 	require.Positive(t, weakReads)
 	require.Positive(t, strongRMWs)
 
-	c.YCSBWeak = []string{"scan"}
-	require.ErrorContains(t, c.Validate(), `YCSBWeak: "scan" is not a kind of YCSB operation (read, update, insert, rmw)`)
+	c.YCSBWeak = []string{"delete"}
+	require.ErrorContains(t, c.Validate(), `YCSBWeak: "delete" is not a kind of YCSB operation (read, update, insert, rmw, scan)`)
 }
