@@ -1,11 +1,8 @@
 package checker
 
 import (
-	"slices"
-	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hybridkv/hybridkv/internal/history"
@@ -28,12 +25,7 @@ func TestScans(t *testing.T) {
 	limited.Limit = 1
 	cut := found(x, "a")
 	cut.Count, cut.More = 2, true
-	tests := []struct {
-		name    string
-		events  []history.Event
-		want    []string
-		pattern string
-	}{
+	tests := []historyCase{
 		{name: "ok: a strong scan after two puts finds both",
 			events: numbered(put(S, 1, x, "a", 0, 10), put(W, 1, y, "b", 20, 30),
 				scan(S, 2, 40, 50, trange(x, z), found(x, "a", y, "b")))},
@@ -56,21 +48,7 @@ func TestScans(t *testing.T) {
 				get(W, 2, y, "b", 40, 50), scan(W, 2, 60, 70, trange(x, z), found(y, "a"))),
 			want: []string{"W3"}, pattern: `scan 2.2 read 1.1's value on key "y" although put 1.2, newer`},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := Check(&history.File{Events: tc.events}, Options{CrossCheck: true})
-			for _, v := range r.Violations {
-				t.Log(v)
-			}
-			require.NoError(t, r.Err)
-			assert.Equal(t, tc.want, properties(r))
-			if tc.pattern != "" {
-				assert.True(t, slices.ContainsFunc(r.Violations, func(v Violation) bool {
-					return strings.Contains(v.String(), tc.pattern)
-				}), "no %q in %v", tc.pattern, r.Violations)
-			}
-		})
-	}
+	runHistoryCases(t, tests)
 }
 
 // TestScanIsOneRangeRead: a scan event whose program is anything but one

@@ -79,12 +79,7 @@ func TestTransactions(t *testing.T) {
 	prevPut := tput(x, "b")
 	prevPut.PrevKV = true
 
-	tests := []struct {
-		name    string
-		events  []history.Event
-		want    []string
-		pattern string
-	}{
+	tests := []historyCase{
 		{name: "ok: a txn puts two keys, a later txn reads a range of both",
 			events: numbered(txn(S, 1, 0, 10, []wire.TxnOp{tput(x, "a"), tput(y, "b")}, none, none),
 				txn(S, 2, 20, 30, []wire.TxnOp{trange(x, z)}, found(x, "a", y, "b")),
@@ -199,6 +194,21 @@ func TestTransactions(t *testing.T) {
 				get(S, 3, x, "a", 40, 50)),
 			want: []string{"S1", "W5"}, pattern: "delete txn 2.1 then[0]"},
 	}
+	runHistoryCases(t, tests)
+}
+
+// historyCase is a history, the properties its check must report (none:
+// clean) and a text one of its violations must hold.
+type historyCase struct {
+	name    string
+	events  []history.Event
+	want    []string
+	pattern string
+}
+
+// runHistoryCases checks each case's history, cross-checked.
+func runHistoryCases(t *testing.T, tests []historyCase) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Check(&history.File{Events: tc.events}, Options{CrossCheck: true})
