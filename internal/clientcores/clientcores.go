@@ -13,6 +13,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/curpclient"
+	"github.com/hybridkv/hybridkv/internal/epaxosclient"
 	"github.com/hybridkv/hybridkv/internal/guarantees"
 	"github.com/hybridkv/hybridkv/internal/hoclient"
 	"github.com/hybridkv/hybridkv/internal/htclient"
@@ -151,6 +152,17 @@ var all = []Protocol{
 		New:         rafthtFamily(rafthtclient.PileusHT),
 		CanAckOnLog: true,
 		Claims:      guarantees.Claims{Set: guarantees.All, WeakWriteDurability: committedFirst},
+	},
+	{
+		Name: "epaxos",
+		New: func(o Options) clientcore.Core {
+			return epaxosclient.New(o.Replicas, o.closest(), o.RetryTicks)
+		},
+		// Leaderless, with no weak path: weak operations are served as
+		// strong.
+		WeakAsStrong: true,
+		Claims: guarantees.Claims{Set: guarantees.All,
+			WeakWriteDurability: "served as strong: committed (pre-accepted by n-1 replicas or accepted by a majority) and executed before acknowledged"},
 	},
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/curp"
 	"github.com/hybridkv/hybridkv/internal/curpho"
 	"github.com/hybridkv/hybridkv/internal/curpht"
+	"github.com/hybridkv/hybridkv/internal/epaxos"
 	"github.com/hybridkv/hybridkv/internal/guarantees"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/raftht"
@@ -105,6 +106,9 @@ var replicas = map[string]newReplica{
 	"mongo":     rafthtServer,
 	"pileus":    rafthtServer,
 	"pileus-ht": rafthtServer,
+	"epaxos": func(cfg coreconfig.Config, o ReplicaOptions) (protocol.Replica, error) {
+		return epaxos.NewReplica(cfg, epaxos.Options{MaxBatch: o.MaxBatch, CompactEvery: o.CompactEvery, Logger: o.Logger})
+	},
 }
 
 // rafthtServer builds the replica that Raft-HT and the causal-session

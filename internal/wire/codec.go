@@ -94,6 +94,10 @@ func Decode(b []byte) (Message, error) {
 		m = &WitnessSyncReply{Term: d.uvarint(), Incarnation: d.uvarint()}
 	case TypeClock:
 		m = &Clock{Now: d.uvarint(), ExpireAfter: d.uvarint()}
+	case TypeEPaxos:
+		e := new(EPaxos)
+		e.decode(&d)
+		m = e
 	default:
 		return nil, fmt.Errorf("wire: unknown message type %d", b[0])
 	}

@@ -19,6 +19,7 @@ const (
 	TypeWitnessSync
 	TypeWitnessSyncReply
 	TypeClock
+	TypeEPaxos
 )
 
 func (t Type) String() string {
@@ -41,6 +42,8 @@ func (t Type) String() string {
 		return "witness-sync-reply"
 	case TypeClock:
 		return "clock"
+	case TypeEPaxos:
+		return "epaxos"
 	}
 	return fmt.Sprintf("type(%d)", uint8(t))
 }

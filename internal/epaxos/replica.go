@@ -1,0 +1,283 @@
+package epaxos
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+
+	"github.com/hybridkv/hybridkv/internal/coreconfig"
+	"github.com/hybridkv/hybridkv/internal/kvstore"
+	"github.com/hybridkv/hybridkv/internal/protocol"
+	"github.com/hybridkv/hybridkv/internal/quorum"
+	"github.com/hybridkv/hybridkv/internal/raftlog"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Options tune a replica.
+type Options struct {
+	// MaxBatch opens an instance early once a batch holds this many
+	// requests; 0 takes 256.
+	MaxBatch int
+	// CompactEvery is how many records the replica writes between
+	// snapshots of its state; 0 takes 50,000.
+	CompactEvery uint64
+	Logger       *slog.Logger
+}
+
+// Replica is an EPaxos replica core.
+type Replica struct {
+	id    wire.NodeID
+	peers []wire.NodeID
+	n     int
+	opts  Options
+	rand  *rand.Rand
+	log   *slog.Logger
+
+	// resendTicks is how long a phase waits for replies before it sends
+	// again (and the command leader gives up on the fast path);
+	// recoverTicks how long an instance this replica needs may stay
+	// uncommitted before it starts recovery.
+	resendTicks, recoverTicks uint64
+	now                       uint64
+
+	instances map[wire.Instance]*instance
+	// uncommitted are the known instances not committed yet.
+	uncommitted map[wire.Instance]*instance
+	conf        *conflicts
+	store       *kvstore.Store
+	exec        executor
+	gc          collector
+
+	// nextNum is the next instance number of this replica's row;
+	// reserved the first one no durable record allows it to use yet.
+	nextNum, reserved uint64
+
+	batch   []*wire.Request
+	waiting map[wire.OpID]wire.NodeID
+	// proposed holds the operations this replica put in an instance that
+	// has not executed, so that a retry is not proposed again.
+	proposed map[wire.OpID]wire.Instance
+
+	disk    raftlog.Disk
+	records recordLog
+
+	msgs, after []wire.Envelope
+
+	stats stats
+}
+
+type stats struct {
+	fast, slow, recoveries, noops, executed uint64
+}
+
+var _ protocol.Replica = (*Replica)(nil)
+
+// NewReplica builds a replica from what its disk holds.
+func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 256
+	}
+	if opts.CompactEvery == 0 {
+		opts.CompactEvery = 50_000
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	for _, p := range cfg.Peers {
+		if p == 0 || p > 255 {
+			return nil, fmt.Errorf("epaxos: replica id %d out of 1..255 (ballots hold it in a byte)", p)
+		}
+	}
+	election := uint64(max(cfg.ElectionTicks, 2))
+	r := &Replica{
+		id: cfg.ID, peers: cfg.Peers, n: len(cfg.Peers), opts: opts, rand: cfg.Rand,
+		log:          opts.Logger.With("replica", cfg.ID),
+		resendTicks:  max(election/2, 2),
+		recoverTicks: election,
+		instances:    make(map[wire.Instance]*instance),
+		uncommitted:  make(map[wire.Instance]*instance),
+		conf:         newConflicts(),
+		store:        kvstore.New(),
+		waiting:      make(map[wire.OpID]wire.NodeID),
+		proposed:     make(map[wire.OpID]wire.Instance),
+		disk:         cfg.Disk,
+		nextNum:      1,
+	}
+	if r.rand == nil {
+		r.rand = rand.New(rand.NewPCG(uint64(cfg.ID), 0))
+	}
+	r.exec.init()
+	r.gc.init(r.peers)
+	if err := r.load(cfg.Bootstrap); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// majority is a classic quorum; fastQuorum the replicas, the command
+// leader included, whose agreement commits at ballot 0.
+func (r *Replica) majority() int   { return quorum.Majority(r.n) }
+func (r *Replica) fastQuorum() int { return max(r.n-1, r.majority()) }
+
+func (r *Replica) send(to wire.NodeID, m wire.Message) {
+	r.msgs = append(r.msgs, wire.Envelope{To: to, Msg: m})
+}
+
+// sendAfter sends m once this round's write is durable; to the replica
+// itself, it comes back as a message.
+func (r *Replica) sendAfter(to wire.NodeID, m wire.Message) {
+	r.after = append(r.after, wire.Envelope{To: to, Msg: m})
+}
+
+func (r *Replica) others() []wire.NodeID {
+	out := make([]wire.NodeID, 0, r.n-1)
+	for _, p := range r.peers {
+		if p != r.id {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// get returns the instance, known or not.
+func (r *Replica) get(id wire.Instance) *instance {
+	inst := r.instances[id]
+	if inst == nil {
+		inst = &instance{id: id}
+		r.instances[id] = inst
+		r.uncommitted[id] = inst
+	}
+	return inst
+}
+
+// Step implements protocol.Replica.
+func (r *Replica) Step(from wire.NodeID, m wire.Message) {
+	switch m := m.(type) {
+	case *wire.Request:
+		r.request(from, m)
+	case *wire.EPaxos:
+		r.stepEPaxos(from, m)
+	}
+	r.exec.run(r)
+}
+
+func (r *Replica) stepEPaxos(from wire.NodeID, m *wire.EPaxos) {
+	if m.Kind == wire.EExecuted {
+		r.gc.note(from, m.Executed)
+		r.gc.collect(r)
+		return
+	}
+	if m.Instance.Replica == 0 || r.gc.forgotten(m.Instance) {
+		return
+	}
+	switch m.Kind {
+	case wire.EPreAccept:
+		r.onPreAccept(from, m)
+	case wire.EAccept:
+		r.onAccept(from, m)
+	case wire.ECommit:
+		r.commit(r.get(m.Instance), m.Command, m.Deps)
+	case wire.EPrepare:
+		r.onPrepare(from, m)
+	case wire.EPreAcceptReply, wire.EAcceptReply, wire.EPrepareReply:
+		r.onReply(from, m)
+	}
+}
+
+// request takes a client's operation: answered from the session table
+// if it executed, else batched for a new instance of this replica's row.
+func (r *Replica) request(from wire.NodeID, req *wire.Request) {
+	res, outcome := r.store.Lookup(req.Op.ID)
+	switch outcome {
+	case kvstore.Applied:
+		r.send(from, resultReply(req.Op.ID, res, false))
+		return
+	case kvstore.Forgotten:
+		return
+	}
+	r.waiting[req.Op.ID] = from
+	if _, ok := r.proposed[req.Op.ID]; ok {
+		return // in an instance of this replica: its reply will follow
+	}
+	r.proposed[req.Op.ID] = wire.Instance{}
+	r.batch = append(r.batch, req)
+	if len(r.batch) >= r.opts.MaxBatch {
+		r.Flush()
+	}
+}
+
+func resultReply(id wire.OpID, res kvstore.Result, fast bool) *wire.Reply {
+	return &wire.Reply{Kind: wire.ReplySync, ID: id, Ok: fast, Found: res.Found, Value: res.Value, Revision: res.Revision}
+}
+
+// Pending implements protocol.Replica.
+func (r *Replica) Pending() bool { return len(r.batch) > 0 }
+
+// Flush implements protocol.Replica: the batch becomes a command of a new
+// instance of this replica's row.
+func (r *Replica) Flush() {
+	if len(r.batch) == 0 {
+		return
+	}
+	c := wire.Command{Ops: make([]wire.Op, len(r.batch)), AckedBelow: make([]uint64, len(r.batch))}
+	for i, req := range r.batch {
+		c.Ops[i], c.AckedBelow[i] = req.Op, req.AckedBelow
+	}
+	clear(r.batch)
+	r.batch = r.batch[:0]
+	r.propose(c)
+	r.exec.run(r)
+}
+
+// Tick implements protocol.Replica.
+func (r *Replica) Tick() {
+	r.now++
+	r.tickCoordinators()
+	r.recoverStuck()
+	if r.now%r.resendTicks == 0 {
+		r.gc.announce(r)
+	}
+	r.exec.run(r)
+}
+
+// Ready implements protocol.Replica.
+func (r *Replica) Ready() protocol.Ready {
+	rd := protocol.Ready{Messages: r.msgs, After: r.after}
+	if w := r.records.take(r.disk); w != nil {
+		rd.Write = w
+	}
+	return rd
+}
+
+// Advance implements protocol.Replica.
+func (r *Replica) Advance() {
+	r.msgs, r.after = nil, nil
+}
+
+// Status implements protocol.Replica. A leaderless replica leads its own
+// instances: it names itself.
+func (r *Replica) Status() protocol.Status {
+	return protocol.Status{ID: r.id, Leader: r.id, Term: 1, Commit: r.stats.executed,
+		Applied: r.stats.executed, Digest: r.store.Digest()}
+}
+
+// Metrics implements protocol.Replica.
+func (r *Replica) Metrics() protocol.Metrics {
+	m := protocol.Metrics{Status: r.Status(), Batch: len(r.batch), AwaitingReply: len(r.waiting),
+		Keys: r.store.Len(), Sessions: r.store.Sessions(), Replies: r.store.Replies()}
+	for _, inst := range r.uncommitted {
+		if inst.id.Replica == r.id {
+			m.InFlight++
+		}
+	}
+	m.Own = []protocol.Measure{
+		{Name: "epaxos_fast_commits_total", Help: "Instances this replica committed on the fast path.", Counter: true, Value: float64(r.stats.fast)},
+		{Name: "epaxos_slow_commits_total", Help: "Instances this replica committed after an accept phase.", Counter: true, Value: float64(r.stats.slow)},
+		{Name: "epaxos_recoveries_total", Help: "Recoveries this replica started.", Counter: true, Value: float64(r.stats.recoveries)},
+		{Name: "epaxos_noops_total", Help: "Instances recovery committed as no-ops, seen by this replica.", Counter: true, Value: float64(r.stats.noops)},
+		{Name: "epaxos_instances", Help: "Instances held in memory.", Value: float64(len(r.instances))},
+		{Name: "epaxos_uncommitted", Help: "Known instances not committed yet.", Value: float64(len(r.uncommitted))},
+		{Name: "epaxos_key_writes", Help: "Keys whose last executed write the conflict index remembers.", Value: float64(r.conf.lastWrites())},
+	}
+	return m
+}
