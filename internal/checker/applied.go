@@ -57,6 +57,9 @@ func firstLogged(log []*wire.Request) map[wire.OpID]uint64 {
 // say) or skipped a logged one as a duplicate it never applied. Replicas
 // applied beyond the known log are not checked.
 func checkAppliedLog(f *history.File, log []*wire.Request, rep *reporter) {
+	if f.Log == nil {
+		return // no log handed over (a leaderless protocol has none)
+	}
 	want := make(map[uint64][]history.ReplicaState) // by applied index
 	for _, r := range f.Replicas {
 		if r.Applied < firstLogIndex+uint64(len(log)) {

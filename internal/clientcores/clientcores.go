@@ -47,6 +47,9 @@ type Protocol struct {
 	// verifies exactly these on every checked run. Every protocol declares
 	// a non-empty Set.
 	Claims guarantees.Claims
+	// Leaderless marks the protocols with no leader: every replica leads
+	// the commands its clients send it, and reports itself as leader.
+	Leaderless bool
 	// CanAckOnLog marks the protocols whose leader logs weak writes, and
 	// so can answer them once it logged them (see AckingOnLog).
 	CanAckOnLog bool
@@ -158,9 +161,9 @@ var all = []Protocol{
 		New: func(o Options) clientcore.Core {
 			return epaxosclient.New(o.Replicas, o.closest(), o.RetryTicks)
 		},
-		// Leaderless, with no weak path: weak operations are served as
-		// strong.
+		// No weak path: weak operations are served as strong.
 		WeakAsStrong: true,
+		Leaderless:   true,
 		Claims: guarantees.Claims{Set: guarantees.All,
 			WeakWriteDurability: "served as strong: committed (pre-accepted by n-1 replicas or accepted by a majority) and executed before acknowledged"},
 	},

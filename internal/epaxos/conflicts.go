@@ -21,7 +21,7 @@ import (
 // That last one stands for every earlier write of the key: it was executed
 // after them, so every replica executes it after them (their order is the
 // same everywhere), and a command that depends on it comes later still.
-// An unexecuted write of the key stands for it in the same way.
+// A committed, unexecuted write of the key stands for it in the same way.
 // An executed transaction stands for every write before it in the same
 // way, so executing one forgets each key's last write.
 type conflicts struct {
@@ -62,8 +62,10 @@ func newConflicts() *conflicts {
 // depSet gathers dependencies without duplicates.
 type depSet struct {
 	self wire.Instance
-	seen map[wire.Instance]struct{}
-	list []wire.Instance
+	// committed reports whether an instance is committed here.
+	committed func(wire.Instance) bool
+	seen      map[wire.Instance]struct{}
+	list      []wire.Instance
 }
 
 func (d *depSet) add(id wire.Instance) {
@@ -78,29 +80,34 @@ func (d *depSet) add(id wire.Instance) {
 }
 
 // addEntry adds an entry's pending commands, or only its pending writes,
-// and its last executed write unless a pending write stands for it: that
-// one executes after it everywhere. Leaving it out keeps replicas that
-// executed different writes of a key from disagreeing on a command's
-// dependencies for no reason, which would cost the fast path.
+// and its last executed write unless a committed pending write stands for
+// it. Leaving it out keeps replicas that executed different writes of a
+// key from disagreeing on a command's dependencies for no reason, which
+// would cost the fast path; it is safe because two committed conflicting
+// commands are ordered by a path between them, and the one executed here
+// first cannot depend on the other: the committed write depends on the
+// executed one. An uncommitted write cannot stand for it: its own
+// dependencies may leave the executed write out for the same reason.
 func (d *depSet) addEntry(e *keyEntry, writesOnly bool) {
 	if e == nil {
 		return
 	}
-	pendingWrite := false
+	standsFor := false
 	for _, p := range e.pending {
 		if p.write || !writesOnly {
 			d.add(p.id)
 		}
-		pendingWrite = pendingWrite || p.write
+		standsFor = standsFor || p.write && p.id != d.self && d.committed(p.id)
 	}
-	if !pendingWrite {
+	if !standsFor {
 		d.add(e.lastWrite)
 	}
 }
 
-// deps returns the dependencies of command c of instance self, sorted.
-func (cf *conflicts) deps(self wire.Instance, c *wire.Command) []wire.Instance {
-	d := depSet{self: self, seen: make(map[wire.Instance]struct{})}
+// deps returns the dependencies of command c of instance self, sorted;
+// committed tells the instances committed here.
+func (cf *conflicts) deps(self wire.Instance, c *wire.Command, committed func(wire.Instance) bool) []wire.Instance {
+	d := depSet{self: self, committed: committed, seen: make(map[wire.Instance]struct{})}
 	if c.Noop {
 		return nil
 	}

@@ -84,6 +84,7 @@ func (e *executor) from(r *Replica, root *instance) {
 			dep := r.get(d)
 			switch {
 			case dep.status == wire.EExecutedStatus:
+			case dep.status != wire.ECommitted && broken.executeUncommitted:
 			case dep.status != wire.ECommitted:
 				e.waiters[d] = append(e.waiters[d], root.id)
 				r.needed(dep)

@@ -67,11 +67,12 @@ func (g *collector) marks() []uint64 {
 	return out
 }
 
-// announce sends this replica's marks to the others once what they rest
-// on is durable.
+// announce sends this replica's marks to every replica, itself included,
+// once what they rest on is durable: its own marks count, here too, only
+// then, so it never forgets an instance a restart would need again.
 func (g *collector) announce(r *Replica) {
 	m := &wire.EPaxos{Kind: wire.EExecuted, Executed: g.marks()}
-	for _, to := range r.others() {
+	for _, to := range r.peers {
 		r.sendAfter(to, m)
 	}
 }
@@ -88,9 +89,6 @@ func (g *collector) collect(r *Replica) {
 	for i, row := range g.peers {
 		low := g.mine[row]
 		for _, p := range g.peers {
-			if p == r.id {
-				continue
-			}
 			m, ok := g.theirs[p]
 			if !ok {
 				return

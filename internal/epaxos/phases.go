@@ -53,7 +53,7 @@ func (r *Replica) propose(c wire.Command) {
 	id := wire.Instance{Replica: r.id, Num: r.nextNum}
 	r.nextNum++
 	inst := r.get(id)
-	deps := r.conf.deps(id, &c)
+	deps := r.deps(id, &c)
 	r.setCommand(inst, c)
 	inst.status, inst.bal, inst.vbal, inst.agreed, inst.deps = wire.EPreAccepted, 0, 0, true, deps
 	for i := range c.Ops {
@@ -126,14 +126,22 @@ func (r *Replica) onPreAccept(from wire.NodeID, m *wire.EPaxos) {
 		return
 	case inst.status == wire.EAccepted && inst.vbal == m.Ballot:
 		return // this ballot moved on to its accept phase
+	case inst.status == wire.EPreAccepted && inst.vbal == m.Ballot && inst.bal == m.Ballot:
+		// Sent again: the same answer, for a replica never gives two
+		// at one ballot.
+		rep := reply(wire.EPreAcceptReply, m)
+		rep.Deps, rep.Agreed = inst.deps, inst.agreed
+		r.sendAfter(from, rep)
+		return
 	}
-	local := r.conf.deps(inst.id, &m.Command)
+	local := r.deps(inst.id, &m.Command)
 	deps := union(m.Deps, local)
 	inst.bal, inst.vbal, inst.status = m.Ballot, m.Ballot, wire.EPreAccepted
-	inst.agreed = m.Ballot == 0 && subset(local, m.Deps)
+	inst.agreed = m.Ballot == 0 && (subset(local, m.Deps) || broken.alwaysAgreed)
 	r.setCommand(inst, m.Command)
 	inst.deps = deps
 	r.records.instance(inst)
+	r.learned(inst)
 	rep := reply(wire.EPreAcceptReply, m)
 	rep.Deps, rep.Agreed = deps, inst.agreed
 	r.sendAfter(from, rep)
@@ -153,6 +161,7 @@ func (r *Replica) onAccept(from wire.NodeID, m *wire.EPaxos) {
 	r.setCommand(inst, m.Command)
 	inst.deps = m.Deps
 	r.records.instance(inst)
+	r.learned(inst)
 	r.sendAfter(from, reply(wire.EAcceptReply, m))
 }
 
@@ -166,8 +175,12 @@ func (r *Replica) onPrepare(from wire.NodeID, m *wire.EPaxos) {
 		r.refuse(from, m, inst.bal)
 		return
 	}
+	r.learned(inst)
 	if m.Ballot > inst.bal {
 		inst.bal = m.Ballot
+		if broken.oneBallot {
+			inst.vbal = m.Ballot
+		}
 		r.records.instance(inst)
 	}
 	r.sendAfter(from, r.state(m))
@@ -268,6 +281,9 @@ func (r *Replica) accept(inst *instance, b uint64, cmd wire.Command, deps []wire
 // commitAndTell commits the instance and tells every other replica.
 func (r *Replica) commitAndTell(inst *instance, cmd wire.Command, deps []wire.Instance) {
 	r.commit(inst, cmd, deps)
+	if broken.replyAtCommit {
+		r.replyWrites(inst)
+	}
 	msg := &wire.EPaxos{Kind: wire.ECommit, Instance: inst.id, Command: cmd, Deps: deps}
 	for _, to := range r.others() {
 		r.send(to, msg)
@@ -295,11 +311,19 @@ func (r *Replica) commit(inst *instance, cmd wire.Command, deps []wire.Instance)
 // needed marks an uncommitted instance this replica waits for: unless it
 // commits first, recovery starts after a timeout drawn from the seed, so
 // that replicas waiting for the same instance seldom duel.
-func (r *Replica) needed(inst *instance) {
+func (r *Replica) needed(inst *instance) { r.recoverAfter(inst, r.recoverTicks) }
+
+// learned marks an instance this replica took part in: if no commit
+// reaches it (a lost message, a command leader gone), it recovers the
+// instance itself, later than one it waits for, so that every replica
+// ends up executing every command.
+func (r *Replica) learned(inst *instance) { r.recoverAfter(inst, 3*r.recoverTicks) }
+
+func (r *Replica) recoverAfter(inst *instance, ticks uint64) {
 	if inst.status >= wire.ECommitted || inst.recoverAt != 0 {
 		return
 	}
-	inst.recoverAt = r.now + r.recoverTicks + r.rand.Uint64N(r.recoverTicks)
+	inst.recoverAt = r.now + ticks + r.rand.Uint64N(r.recoverTicks)
 }
 
 // recover starts recovery of an instance at a ballot above any this
@@ -336,7 +360,11 @@ func (r *Replica) decide(inst *instance) {
 			}
 		case wire.EPreAccepted:
 			anyCmd = rep
-			if from != inst.id.Replica && rep.AcceptedBallot == 0 && rep.Agreed {
+			if broken.recoveryTakesAnyPreAccept && rep.AcceptedBallot == 0 {
+				r.accept(inst, c.ballot, rep.Command, rep.Deps)
+				return
+			}
+			if from != inst.id.Replica && rep.AcceptedBallot == 0 && rep.Agreed && !broken.recoveryIgnoresAgreement {
 				agreed = append(agreed, rep)
 			}
 		}
@@ -357,7 +385,7 @@ func (r *Replica) decide(inst *instance) {
 // the command could not have committed at ballot 0, so the union of a
 // new majority's dependencies will do, with no fast path.
 func (r *Replica) preAcceptAgain(inst *instance, b uint64, cmd wire.Command) {
-	local := r.conf.deps(inst.id, &cmd)
+	local := r.deps(inst.id, &cmd)
 	inst.vbal, inst.status, inst.agreed = b, wire.EPreAccepted, false
 	r.setCommand(inst, cmd)
 	inst.deps = local
@@ -411,4 +439,24 @@ func (r *Replica) recoverStuck() {
 			r.recover(inst)
 		}
 	}
+}
+
+// replyWrites answers the writes of a committed instance before it
+// executes: only the replyAtCommit mutation does.
+func (r *Replica) replyWrites(inst *instance) {
+	for i := range inst.cmd.Ops {
+		op := &inst.cmd.Ops[i]
+		if to, ok := r.waiting[op.ID]; ok && (op.Kind == wire.Put || op.Kind == wire.Delete) {
+			delete(r.waiting, op.ID)
+			r.send(to, &wire.Reply{Kind: wire.ReplySync, ID: op.ID, Ok: inst.fast})
+		}
+	}
+}
+
+// deps is the dependencies this replica knows for a command.
+func (r *Replica) deps(id wire.Instance, c *wire.Command) []wire.Instance {
+	return r.conf.deps(id, c, func(p wire.Instance) bool {
+		inst := r.instances[p]
+		return inst != nil && inst.status >= wire.ECommitted
+	})
 }

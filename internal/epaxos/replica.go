@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 
+	"go.etcd.io/raft/v3/raftpb"
+
 	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/protocol"
@@ -19,10 +21,15 @@ type Options struct {
 	// requests; 0 takes 256.
 	MaxBatch int
 	// CompactEvery is how many records the replica writes between
-	// snapshots of its state; 0 takes 50,000.
+	// snapshots of its state; 0 takes 50,000, and the core
+	// configuration's CompactEvery, when set (the simulator's small
+	// thresholds), replaces it.
 	CompactEvery uint64
 	Logger       *slog.Logger
 }
+
+// maxBatch bounds a command's operations: slot gives each 12 bits.
+const maxBatch = 4095
 
 // Replica is an EPaxos replica core.
 type Replica struct {
@@ -74,9 +81,13 @@ var _ protocol.Replica = (*Replica)(nil)
 
 // NewReplica builds a replica from what its disk holds.
 func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
+	if cfg.CompactEvery != 0 {
+		opts.CompactEvery = cfg.CompactEvery
+	}
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = 256
 	}
+	opts.MaxBatch = min(opts.MaxBatch, maxBatch)
 	if opts.CompactEvery == 0 {
 		opts.CompactEvery = 50_000
 	}
@@ -92,7 +103,7 @@ func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
 	r := &Replica{
 		id: cfg.ID, peers: cfg.Peers, n: len(cfg.Peers), opts: opts, rand: cfg.Rand,
 		log:          opts.Logger.With("replica", cfg.ID),
-		resendTicks:  max(election/2, 2),
+		resendTicks:  election,
 		recoverTicks: election,
 		instances:    make(map[wire.Instance]*instance),
 		uncommitted:  make(map[wire.Instance]*instance),
@@ -116,8 +127,14 @@ func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
 
 // majority is a classic quorum; fastQuorum the replicas, the command
 // leader included, whose agreement commits at ballot 0.
-func (r *Replica) majority() int   { return quorum.Majority(r.n) }
-func (r *Replica) fastQuorum() int { return max(r.n-1, r.majority()) }
+func (r *Replica) majority() int { return quorum.Majority(r.n) }
+func (r *Replica) fastQuorum() int {
+	if broken.smallFastQuorum {
+		f := r.n - r.majority()
+		return f + (f+1)/2
+	}
+	return max(r.n-1, r.majority())
+}
 
 func (r *Replica) send(to wire.NodeID, m wire.Message) {
 	r.msgs = append(r.msgs, wire.Envelope{To: to, Msg: m})
@@ -243,7 +260,13 @@ func (r *Replica) Tick() {
 // Ready implements protocol.Replica.
 func (r *Replica) Ready() protocol.Ready {
 	rd := protocol.Ready{Messages: r.msgs, After: r.after}
-	if w := r.records.take(r.disk); w != nil {
+	var snap *raftpb.Snapshot
+	var data []byte
+	if r.compactDue() {
+		snap, data = r.snapshot()
+		r.records.sinceSnapshot = 0
+	}
+	if w := r.records.take(r.disk, snap, data); w != nil {
 		rd.Write = w
 	}
 	return rd

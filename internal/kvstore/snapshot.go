@@ -202,7 +202,15 @@ var errNoRevisions = errors.New("kvstore: snapshot from a version that kept no k
 	"its data cannot be restored as it would have been applied")
 
 // Restore replaces the state with a snapshot's.
-func Restore(b []byte) (*Store, error) {
+func Restore(b []byte) (*Store, error) { return restore(b, true) }
+
+// RestoreUnordered is Restore for a store whose slots name writes without
+// ordering them (a leaderless protocol's, where a key's creating write may
+// carry a higher slot than a later write): it does not refuse a key
+// written at a slot below the one that created it.
+func RestoreUnordered(b []byte) (*Store, error) { return restore(b, false) }
+
+func restore(b []byte, ordered bool) (*Store, error) {
 	if len(b) < len(formatMark)+1 || string(b[:len(formatMark)]) != formatMark {
 		if len(b) > 0 {
 			return nil, errOldFormat
@@ -227,7 +235,7 @@ func Restore(b []byte) (*Store, error) {
 		if r.err != nil {
 			break
 		}
-		if version == 0 || version > maxVersion || create > slot {
+		if version == 0 || version > maxVersion || ordered && create > slot || version == 1 && create != slot {
 			r.err = fmt.Errorf("%w: key %q created at %d, written at %d, at version %d", errSnapshot, k, create, slot, version)
 			break
 		}

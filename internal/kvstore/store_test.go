@@ -348,3 +348,18 @@ func TestWriteToStreamsInChunks(t *testing.T) {
 	require.Len(t, failing.writes, 2)
 	s.Thaw()
 }
+
+// TestRestoreUnordered: a leaderless protocol's slots name writes without
+// ordering them, so a key may be created at a higher slot than a later
+// write to it; Restore refuses such a snapshot (from a log it would be
+// corrupt), RestoreUnordered takes it.
+func TestRestoreUnordered(t *testing.T) {
+	s := New()
+	s.Apply(900, &wire.Op{ID: wire.OpID{Session: 1, Seq: 1}, Kind: wire.Put, Key: "k", Value: []byte("a")}, 0)
+	s.Apply(100, &wire.Op{ID: wire.OpID{Session: 1, Seq: 2}, Kind: wire.Put, Key: "k", Value: []byte("b")}, 0)
+	_, err := Restore(s.Snapshot())
+	require.Error(t, err)
+	r, err := RestoreUnordered(s.Snapshot())
+	require.NoError(t, err)
+	require.Equal(t, s.Digest(), r.Digest())
+}

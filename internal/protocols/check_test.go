@@ -247,9 +247,12 @@ func checkedRun(t *testing.T, name string, n int, seed uint64, m mutation) check
 		}
 	}
 	if err != nil && m.stallOK {
-		return checked{faults: log, stalled: err.Error()}
+		return checked{faults: log, stalled: err.Error(), sim: s}
 	}
 	require.NoError(t, err, "seed %d (n=%d); faults:\n%s", seed, n, log)
+	if nem != nil {
+		require.Empty(t, nem.failedRestarts, "seed %d (n=%d): a replica could not restart from its disk; faults:\n%s", seed, n, log)
+	}
 	// Divergent replicas are the checker's to report (E1).
 	_, sts := s.Converged(30 * time.Second)
 	committed, err := s.CommittedLog()

@@ -35,6 +35,8 @@ type nemesis struct {
 	// epoch counts heals: a fault's later steps run only within its own.
 	epoch int
 	down  []wire.NodeID // crashed or paused, restored at heal
+	// failedRestarts lists the replicas that could not restart.
+	failedRestarts []string
 
 	// prof, when set, draws the faults as swarm testing does (see
 	// swarm_test.go); rates are then the replicas' clock rates, which a
@@ -196,7 +198,7 @@ func (n *nemesis) witnessRestartThenLeaderCrash(leader wire.NodeID, others []wir
 		}
 		s.Crash(witness)
 		if err := s.Restart(witness); err != nil {
-			n.note("restart of replica %d failed: %v", witness, err)
+			n.restartFailed(witness, err)
 		}
 		n.note("witness %d restarted", witness)
 		s.At(s.Now()+time.Duration(10+n.rng.IntN(100))*time.Millisecond, func() {
@@ -263,7 +265,7 @@ func (n *nemesis) healNow() {
 			continue
 		}
 		if err := n.s.Restart(r); err != nil {
-			n.note("restart of replica %d failed: %v", r, err)
+			n.restartFailed(r, err)
 		}
 	}
 	if len(n.down) > 0 {
@@ -274,6 +276,14 @@ func (n *nemesis) healNow() {
 		n.s.SetTickRate(r, n.rates[r])
 	}
 	n.drifted = n.drifted[:0]
+}
+
+// restartFailed notes a replica that could not restart from its own
+// disk: a durability bug, which the checked run reports (a replica left
+// down otherwise shows only as a stall, or not at all).
+func (n *nemesis) restartFailed(r wire.NodeID, err error) {
+	n.note("restart of replica %d failed: %v", r, err)
+	n.failedRestarts = append(n.failedRestarts, fmt.Sprintf("replica %d: %v", r, err))
 }
 
 func (n *nemesis) String() string { return strings.Join(n.log, "\n") }

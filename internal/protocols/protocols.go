@@ -52,6 +52,8 @@ type Protocol struct {
 	WeakAsStrong bool
 	// Claims are the guarantees the protocol promises (see clientcores).
 	Claims guarantees.Claims
+	// Leaderless: every replica leads its own commands (see clientcores).
+	Leaderless bool
 }
 
 // AckingOnLog returns the protocol with its leader answering weak writes
@@ -139,7 +141,8 @@ func Lookup(name string) (Protocol, error) {
 		// The checker would take an empty Set as every guarantee.
 		return Protocol{}, fmt.Errorf("protocol %q claims no guarantee", name)
 	}
-	return Protocol{Name: name, NewReplica: r, NewClient: c.New, WeakAsStrong: c.WeakAsStrong, Claims: c.Claims}, nil
+	return Protocol{Name: name, NewReplica: r, NewClient: c.New, WeakAsStrong: c.WeakAsStrong, Claims: c.Claims,
+		Leaderless: c.Leaderless}, nil
 }
 
 // Names lists the protocols in the order benchmarks run them.

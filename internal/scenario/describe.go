@@ -64,6 +64,55 @@ func describe(m wire.Message) string {
 			s += fmt.Sprintf(" commit %d", c)
 		}
 		return s
+	case *wire.EPaxos:
+		return describeEPaxos(m)
 	}
 	return m.Type().String()
+}
+
+// describeEPaxos shows what each step of EPaxos carries: the instance,
+// the ballot, a reply's verdict and the command's dependencies.
+func describeEPaxos(m *wire.EPaxos) string {
+	if m.Kind == wire.EExecuted {
+		return fmt.Sprintf("%s %v", m.Kind, m.Executed)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", m.Kind, m.Instance)
+	if m.Ballot != 0 {
+		fmt.Fprintf(&b, " ballot %d.%d", m.Ballot>>8, m.Ballot&0xff)
+	}
+	switch m.Kind {
+	case wire.EPreAcceptReply, wire.EAcceptReply, wire.EPrepareReply:
+		if !m.Ok {
+			fmt.Fprintf(&b, " refused, promised %d.%d", m.Promised>>8, m.Promised&0xff)
+			return b.String()
+		}
+	}
+	if m.Kind == wire.EPrepareReply {
+		fmt.Fprintf(&b, " %s", m.Status)
+		if m.Status == wire.EAccepted || m.Status == wire.EPreAccepted {
+			fmt.Fprintf(&b, " at %d.%d", m.AcceptedBallot>>8, m.AcceptedBallot&0xff)
+		}
+	}
+	if m.Agreed {
+		b.WriteString(" agreed")
+	}
+	switch {
+	case m.Command.Noop:
+		b.WriteString(" no-op")
+	case len(m.Command.Ops) > 0:
+		ops := make([]string, len(m.Command.Ops))
+		for i := range m.Command.Ops {
+			ops[i] = describeOp(m.Command.Ops[i].ID, &m.Command.Ops[i])
+		}
+		fmt.Fprintf(&b, " [%s]", strings.Join(ops, ", "))
+	}
+	if m.Kind != wire.EPrepare && m.Kind != wire.EAcceptReply {
+		deps := make([]string, len(m.Deps))
+		for i, d := range m.Deps {
+			deps[i] = d.String()
+		}
+		fmt.Fprintf(&b, " deps {%s}", strings.Join(deps, " "))
+	}
+	return b.String()
 }

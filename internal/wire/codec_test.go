@@ -162,6 +162,16 @@ func samples() []sample {
 			Incarnation: 77, Witnesses: []Witness{{ID: 2, Incarnation: 1 << 50}, {ID: 3, Incarnation: 1}}}},
 		{"reply-revision", &Reply{Kind: ReplyWeak, ID: OpID{Session: 1, Seq: 3}, Ok: true, Found: true,
 			Value: []byte("v"), Revision: Revision{Mod: 9, Create: 4, Version: 3}}},
+		{"epaxos-pre-accept", &EPaxos{Kind: EPreAccept, Instance: Instance{Replica: 2, Num: 1 << 40},
+			Command: Command{Ops: []Op{{ID: OpID{Session: 1, Seq: 2}, Kind: Put, Key: "k", Value: []byte("v")},
+				{ID: OpID{Session: 3, Seq: 9}, Level: Weak, Key: "j"}}, AckedBelow: []uint64{2, 7}},
+			Deps: []Instance{{Replica: 1, Num: 3}, {Replica: 3, Num: 1 << 50}}}},
+		{"epaxos-pre-accept-reply", &EPaxos{Kind: EPreAcceptReply, Instance: Instance{Replica: 1, Num: 5}, Ok: true, Agreed: true,
+			Deps: []Instance{{Replica: 2, Num: 4}}}},
+		{"epaxos-refusal", &EPaxos{Kind: EAcceptReply, Instance: Instance{Replica: 1, Num: 5}, Ballot: 0x103, Promised: 0x205}},
+		{"epaxos-prepare-reply", &EPaxos{Kind: EPrepareReply, Instance: Instance{Replica: 4, Num: 1}, Ballot: 0x101, Ok: true,
+			Status: EAccepted, AcceptedBallot: 0x102, Command: Command{Noop: true}}},
+		{"epaxos-executed", &EPaxos{Kind: EExecuted, Executed: []uint64{9, 0, 1 << 33}}},
 	}
 	return append(s, raftSamples()...)
 }

@@ -1,0 +1,38 @@
+package epaxos
+
+// broken re-introduces, for mutation tests, the bug classes published
+// against EPaxos and its implementations, so the checked simulation can
+// show that it catches each of them. Only a build with the mutations tag
+// can set it (see Break); in every other build it stays false.
+var broken mutationFlags
+
+type mutationFlags struct {
+	// oneBallot: a prepare overwrites the accepted ballot with the
+	// promised one (one ballot variable per instance; Sutra, IPL 2020).
+	oneBallot bool
+	// recoveryIgnoresAgreement: recovery passes over the replicas that
+	// agreed with the command leader at ballot 0 and pre-accepts the
+	// command again, so a command committed on the fast path (executed,
+	// answered, its commit not yet sent) gets other dependencies.
+	recoveryIgnoresAgreement bool
+	// recoveryTakesAnyPreAccept: recovery takes the dependencies of any
+	// one replica that pre-accepted at ballot 0, agreed or not, losing
+	// those the others added.
+	recoveryTakesAnyPreAccept bool
+	// alwaysAgreed: a replica reports agreement with the command leader's
+	// dependencies whatever it added (the conflict status never set).
+	alwaysAgreed bool
+	// promiseNotKept: the records keep the accepted ballot where the
+	// promised one belongs, so a restart forgets promises.
+	promiseNotKept bool
+	// replyAtCommit: the command leader answers a write once it commits,
+	// before it executes (an ordering that ignores real time inside a
+	// strongly connected component then shows).
+	replyAtCommit bool
+	// smallFastQuorum: the optimised fast quorum F+⌊(F+1)/2⌋ (3 of 5)
+	// with this recovery, which assumes n−1.
+	smallFastQuorum bool
+	// executeUncommitted: execution does not wait for uncommitted
+	// dependencies.
+	executeUncommitted bool
+}

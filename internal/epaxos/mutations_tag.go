@@ -1,0 +1,37 @@
+//go:build mutations
+
+package epaxos
+
+import "fmt"
+
+// Mutations names the bugs Break can re-introduce.
+var Mutations = []string{"one-ballot", "recovery-ignores-agreement", "recovery-takes-any-preaccept",
+	"always-agreed", "promise-not-kept", "reply-at-commit", "small-fast-quorum", "execute-uncommitted"}
+
+// Break re-introduces the named bug until Repair; for mutation tests.
+func Break(name string) error {
+	switch name {
+	case "one-ballot":
+		broken.oneBallot = true
+	case "recovery-ignores-agreement":
+		broken.recoveryIgnoresAgreement = true
+	case "recovery-takes-any-preaccept":
+		broken.recoveryTakesAnyPreAccept = true
+	case "always-agreed":
+		broken.alwaysAgreed = true
+	case "promise-not-kept":
+		broken.promiseNotKept = true
+	case "reply-at-commit":
+		broken.replyAtCommit = true
+	case "small-fast-quorum":
+		broken.smallFastQuorum = true
+	case "execute-uncommitted":
+		broken.executeUncommitted = true
+	default:
+		return fmt.Errorf("epaxos: no mutation %q", name)
+	}
+	return nil
+}
+
+// Repair undoes every Break.
+func Repair() { broken = mutationFlags{} }
