@@ -47,10 +47,11 @@ go to PROTOCOL-metrics.csv and its timeline to PROTOCOL-over-time.png.
 
 With no --protocol and no configuration file, the default protocols run;
 --protocol all runs every one.
---sweep PARAM=V1,V2,... repeats the runs for each value of threads (sessions
-per client), pendings, batch-delay (µs) or weak-ratio (%), and reports each
-protocol's peak throughput (the highest whose average and median latency stay
-within 100 ms).`,
+--sweep PARAM=V1,V2,... repeats the runs for each value of one parameter,
+reports each protocol's peak throughput (the highest whose average and median
+latency stay within 100 ms) and plots every class against the values. PARAM
+is one of:
+` + sweepHelp(),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := flags.load(cmd.Flags())
@@ -65,7 +66,7 @@ within 100 ms).`,
 			if err != nil {
 				return err
 			}
-			if sw != nil && sw.param == "weak-ratio" && cfg.Bench.Mix != "" {
+			if sw != nil && sw.param.name == "weak-ratio" && cfg.Bench.Mix != "" {
 				return fmt.Errorf("--sweep weak-ratio: the %s mix fixes every operation's level", cfg.Bench.Mix)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -89,7 +90,7 @@ within 100 ms).`,
 	cmd.Flags().BoolVar(&external, "external", false, "use the cluster already running at the configured addresses")
 	cmd.Flags().StringVar(&out, "out", "results", "directory for reports, tables, plots and replica logs")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress lines")
-	cmd.Flags().StringVar(&sweep, "sweep", "", "PARAM=V1,V2,... with PARAM one of threads, pendings, batch-delay, weak-ratio")
+	cmd.Flags().StringVar(&sweep, "sweep", "", "PARAM=V1,V2,... with PARAM one of "+sweepNames())
 	cmd.Flags().BoolVar(&noPlots, "no-plots", false, "skip drawing plots")
 	kills.register(cmd)
 	cmd.Flags().BoolVar(&useTLS, "tls", false, "run every link over mutual TLS, with certificates generated for the run")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/hybridkv/hybridkv/internal/plot"
 	"github.com/hybridkv/hybridkv/internal/protocols"
 	"github.com/hybridkv/hybridkv/internal/stats"
+	"github.com/hybridkv/hybridkv/internal/workload"
 )
 
 // benchRun runs every protocol (and every sweep value) of one bench command.
@@ -47,38 +49,98 @@ type benchRun struct {
 	violations int
 }
 
-// sweepSpec is one parameter and the values it takes.
-type sweepSpec struct {
-	param  string
-	values []string
-	apply  func(*config.Config, int)
-	ints   []int
+// sweepParam is a parameter --sweep varies.
+type sweepParam struct {
+	// name is the parameter's flag, as --sweep names it.
+	name string
+	// help says what a value is, for --help.
+	help string
+	// unit labels the figures' axes beside the name; "" for none.
+	unit string
+	// fractional allows values that are not integers.
+	fractional bool
+	apply      func(*config.Config, float64)
 }
 
-var sweepParams = map[string]func(*config.Config, int){
-	"threads":     func(c *config.Config, v int) { c.Clients.Threads = v },
-	"pendings":    func(c *config.Config, v int) { c.Bench.Pendings = v },
-	"batch-delay": func(c *config.Config, v int) { c.Raft.BatchDelayUs = v },
-	"weak-ratio":  func(c *config.Config, v int) { c.Bench.WeakRatio = v },
+// axis names the parameter on a figure's axis: its name and unit.
+func (p *sweepParam) axis() string {
+	if p.unit == "" {
+		return p.name
+	}
+	return p.name + " (" + p.unit + ")"
+}
+
+// sweepParams are the parameters --sweep varies, in the order the help
+// lists them.
+var sweepParams = []sweepParam{
+	{name: "threads", help: "sessions per client", unit: "sessions per client",
+		apply: func(c *config.Config, v float64) { c.Clients.Threads = int(v) }},
+	{name: "pendings", help: "operations in flight per session", unit: "in flight per session",
+		apply: func(c *config.Config, v float64) { c.Bench.Pendings = int(v) }},
+	{name: "batch-delay", help: "leader batching delay, µs", unit: "µs",
+		apply: func(c *config.Config, v float64) { c.Raft.BatchDelayUs = int(v) }},
+	{name: "weak-ratio", help: "percent of operations that are weak", unit: "%",
+		apply: func(c *config.Config, v float64) { c.Bench.WeakRatio = int(v) }},
+	{name: "zipf", help: fmt.Sprintf("Zipf skew theta, 0 (uniform) to %v, fractions allowed", workload.MaxZipfSkew), unit: "theta",
+		fractional: true, apply: func(c *config.Config, v float64) { c.Bench.ZipfSkew = v }},
+	{name: "conflicts", help: "percent of operations on one shared hot key", unit: "%",
+		apply: func(c *config.Config, v float64) { c.Bench.Conflicts = int(v) }},
+}
+
+// sweepNames lists the parameters' names, for messages.
+func sweepNames() string {
+	names := make([]string, len(sweepParams))
+	for i, p := range sweepParams {
+		names[i] = p.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// sweepHelp lists the parameters, one a line, each with what its values
+// are.
+func sweepHelp() string {
+	var b strings.Builder
+	for _, p := range sweepParams {
+		fmt.Fprintf(&b, "  %-12s %s\n", p.name, p.help)
+	}
+	return b.String()
+}
+
+// sweepSpec is one parameter and the values it takes: values as labels
+// and nums as numbers.
+type sweepSpec struct {
+	param  *sweepParam
+	values []string
+	nums   []float64
 }
 
 func parseSweep(s string) (*sweepSpec, error) {
 	if s == "" {
 		return nil, nil
 	}
-	param, list, ok := strings.Cut(s, "=")
-	apply := sweepParams[param]
-	if !ok || apply == nil {
-		return nil, fmt.Errorf("--sweep %q: want PARAM=V1,V2,... with PARAM one of threads, pendings, batch-delay, weak-ratio", s)
+	name, list, ok := strings.Cut(s, "=")
+	i := slices.IndexFunc(sweepParams, func(p sweepParam) bool { return p.name == name })
+	if !ok || i < 0 {
+		return nil, fmt.Errorf("--sweep %q: want PARAM=V1,V2,... with PARAM one of %s", s, sweepNames())
 	}
-	sw := &sweepSpec{param: param, apply: apply}
+	sw := &sweepSpec{param: &sweepParams[i]}
 	for _, v := range strings.Split(list, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
+		v = strings.TrimSpace(v)
+		if sw.param.fractional {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(x >= 0) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("--sweep %s: %q is not a non-negative number", name, v)
+			}
+			sw.values = append(sw.values, strconv.FormatFloat(x, 'f', -1, 64))
+			sw.nums = append(sw.nums, x)
+			continue
+		}
+		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("--sweep %s: %q is not a non-negative integer", param, v)
+			return nil, fmt.Errorf("--sweep %s: %q is not a non-negative integer", name, v)
 		}
 		sw.values = append(sw.values, strconv.Itoa(n))
-		sw.ints = append(sw.ints, n)
+		sw.nums = append(sw.nums, float64(n))
 	}
 	return sw, nil
 }
@@ -103,29 +165,42 @@ func protocolsToRun(flag string, set bool, file, fromFile string) ([]string, err
 	return protocols.Names(), nil
 }
 
-func (r *benchRun) run(ctx context.Context) error {
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return err
+// point is the configuration of protocol name at the vi-th value of the
+// sweep (without a sweep, vi is 0), and its label: "zipf=1.2", or "".
+func (r *benchRun) point(vi int, name string) (config.Config, string) {
+	cfg := r.cfg
+	cfg.Protocol = name
+	if r.sweep == nil {
+		return cfg, ""
 	}
+	r.sweep.param.apply(&cfg, r.sweep.nums[vi])
+	return cfg, r.sweep.param.name + "=" + r.sweep.values[vi]
+}
+
+func (r *benchRun) run(ctx context.Context) error {
 	values := []string{""}
 	if r.sweep != nil {
 		values = r.sweep.values
+	}
+	// Every point is checked before the first runs, so that a bad value
+	// late in a sweep does not end it after the good ones took minutes.
+	for vi := range values {
+		for _, name := range r.names {
+			cfg, label := r.point(vi, name)
+			if err := cfg.Validate(); err != nil {
+				return fmt.Errorf("invalid configuration for %s %s: %w", name, label, err)
+			}
+		}
+	}
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return err
 	}
 	var reports []*stats.Report
 	var labels []string
 	series := make(map[string]*plot.SweepSeries)
 	for vi, value := range values {
 		for _, name := range r.names {
-			cfg := r.cfg
-			cfg.Protocol = name
-			label := ""
-			if r.sweep != nil {
-				r.sweep.apply(&cfg, r.sweep.ints[vi])
-				label = r.sweep.param + "=" + value
-			}
-			if err := cfg.Validate(); err != nil {
-				return fmt.Errorf("invalid configuration for %s %s: %w", name, label, err)
-			}
+			cfg, label := r.point(vi, name)
 			rep, err := r.one(ctx, cfg, label)
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", name, label, err)
@@ -135,7 +210,7 @@ func (r *benchRun) run(ctx context.Context) error {
 			if r.sweep != nil {
 				s := series[name]
 				if s == nil {
-					s = &plot.SweepSeries{Protocol: name, Param: r.sweep.param}
+					s = &plot.SweepSeries{Protocol: name, Param: r.sweep.param.axis()}
 					series[name] = s
 				}
 				s.Values = append(s.Values, value)
@@ -249,7 +324,7 @@ func (r *benchRun) summarize(reports []*stats.Report, labels []string, series ma
 
 func (r *benchRun) printPeaks(series map[string]*plot.SweepSeries) {
 	out := r.cmd.OutOrStdout()
-	fmt.Fprintf(out, "peak throughput (average and median latency within 100 ms), sweeping %s:\n", r.sweep.param)
+	fmt.Fprintf(out, "peak throughput (average and median latency within 100 ms), sweeping %s:\n", r.sweep.param.axis())
 	for _, name := range r.names {
 		s := series[name]
 		peak := bench.Peak(s.Reports, 100)
@@ -259,7 +334,7 @@ func (r *benchRun) printPeaks(series map[string]*plot.SweepSeries) {
 		}
 		v := s.Values[slices.Index(s.Reports, peak)]
 		fmt.Fprintf(out, "  %-8s %8.0f ops/s at %s=%s (median %.1f ms, average %.1f ms)\n",
-			name, peak.Throughput, r.sweep.param, v, peak.All.P50Ms, peak.All.AvgMs)
+			name, peak.Throughput, r.sweep.param.name, v, peak.All.P50Ms, peak.All.AvgMs)
 	}
 }
 

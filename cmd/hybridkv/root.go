@@ -107,7 +107,7 @@ func (f *configFlags) register(fs *pflag.FlagSet, bench bool) {
 	fs.IntVar(&f.weakWrites, "weak-writes", 0, "percent of weak operations that are writes (default 10)")
 	fs.IntVar(&f.conflicts, "conflicts", 0, "percent of operations on one shared hot key (default 0)")
 	fs.Uint64Var(&f.keys, "keys", 0, "key space (default 1000000)")
-	fs.Float64Var(&f.zipf, "zipf", 0, "Zipf skew theta in [0,1); 0 is uniform (default 0.99)")
+	fs.Float64Var(&f.zipf, "zipf", 0, fmt.Sprintf("Zipf skew theta in [0,%v]; 0 is uniform (default 0.99)", workload.MaxZipfSkew))
 	fs.IntVar(&f.commandSize, "value-size", 0, "value size in bytes (default 100)")
 	fs.Uint64Var(&f.seed, "seed", 0, "workload seed (default 1)")
 	fs.StringVar(&f.weakWriteAck, "weak-write-ack", "", "when a weak write is answered: commit, or leader (once the leader logged it, before replication: "+

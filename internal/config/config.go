@@ -251,8 +251,9 @@ type Bench struct {
 	// KeySpace is the number of distinct keys, 0 .. KeySpace-1.
 	// Default 1,000,000.
 	KeySpace uint64 `yaml:"key_space"`
-	// ZipfSkew is the skew of the key distribution, in [0, 1): 0 is uniform,
-	// 0.99 is YCSB's usual value. Default 0.99.
+	// ZipfSkew is the skew of the key distribution (Zipf's theta), in
+	// [0, 2]: 0 is uniform, 0.99 is YCSB's usual value, and from 1 on a
+	// few keys take most operations. Default 0.99.
 	ZipfSkew float64 `yaml:"zipf_skew"`
 	// CommandSize is the size of a written value in bytes, at least 16
 	// because every value embeds the 16-byte identity of the operation that

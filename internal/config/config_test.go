@@ -44,6 +44,16 @@ func TestDefaultIsValid(t *testing.T) {
 	}
 }
 
+func TestZipfSkewRange(t *testing.T) {
+	for _, skew := range []float64{0, 0.6, 0.99, 1, 1.2, 2} {
+		c := Default()
+		c.Bench.ZipfSkew = skew
+		if err := c.Validate(); err != nil {
+			t.Errorf("skew %v: %v", skew, err)
+		}
+	}
+}
+
 func TestValidateReportsFieldPath(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -51,7 +61,7 @@ func TestValidateReportsFieldPath(t *testing.T) {
 		want   string // the whole message of the single expected error
 	}{
 		{"protocol", func(c *Config) { c.Protocol = "paxos" },
-			`protocol: "paxos" is not one of curp, curp-ht, curp-ho, raft, raft-ht, mongo, pileus, pileus-ht`},
+			`protocol: "paxos" is not one of curp, curp-ht, curp-ho, raft, raft-ht, mongo, pileus, pileus-ht, epaxos, epaxos-ho`},
 		{"empty site", func(c *Config) { c.Sites = append(c.Sites, "") },
 			"sites[3]: empty name"},
 		{"duplicate site", func(c *Config) { c.Sites = append(c.Sites, "site1") },
@@ -144,12 +154,12 @@ func TestValidateReportsFieldPath(t *testing.T) {
 			"bench.conflicts: 200 is not a percentage"},
 		{"key space", func(c *Config) { c.Bench.KeySpace = 0 },
 			"bench.key_space: 0 is less than 1"},
-		{"zipf one", func(c *Config) { c.Bench.ZipfSkew = 1 },
-			"bench.zipf_skew: 1 is not in [0, 1)"},
+		{"zipf above two", func(c *Config) { c.Bench.ZipfSkew = 2.5 },
+			"bench.zipf_skew: 2.5 is not in [0, 2]"},
 		{"zipf negative", func(c *Config) { c.Bench.ZipfSkew = -0.1 },
-			"bench.zipf_skew: -0.1 is not in [0, 1)"},
+			"bench.zipf_skew: -0.1 is not in [0, 2]"},
 		{"zipf NaN", func(c *Config) { c.Bench.ZipfSkew = math.NaN() },
-			"bench.zipf_skew: NaN is not in [0, 1)"},
+			"bench.zipf_skew: NaN is not in [0, 2]"},
 		{"ycsb", func(c *Config) { c.Bench.YCSB = "g" },
 			`bench.ycsb: "g" is not one of a, b, c, d, e, f`},
 		{"ycsb weak", func(c *Config) { c.Bench.YCSB, c.Bench.YCSBWeak = "e", []string{"scan", "delete"} },

@@ -182,8 +182,8 @@ func (c *Config) Validate() error {
 	if b.KeySpace < 1 {
 		ck.add("bench.key_space", "%d is less than 1", b.KeySpace)
 	}
-	if !(b.ZipfSkew >= 0 && b.ZipfSkew < 1) {
-		ck.add("bench.zipf_skew", "%v is not in [0, 1)", b.ZipfSkew)
+	if !(b.ZipfSkew >= 0 && b.ZipfSkew <= workload.MaxZipfSkew) {
+		ck.add("bench.zipf_skew", "%v is not in [0, %v]", b.ZipfSkew, workload.MaxZipfSkew)
 	}
 	if b.YCSB != "" && !slices.Contains(workload.YCSBWorkloads(), b.YCSB) {
 		ck.add("bench.ycsb", "%q is not one of %s", b.YCSB, strings.Join(workload.YCSBWorkloads(), ", "))

@@ -31,9 +31,10 @@ type Config struct {
 	// KeySpace is the number of keys; keys are numbered 0 .. KeySpace-1
 	// and named by KeyNames.
 	KeySpace uint64
-	// ZipfSkew is YCSB's theta, in [0, 1). 0 draws keys uniformly; 0.99 is
-	// YCSB's usual value. Skews of 1 and above are rejected: the YCSB
-	// formulas divide by 1-theta.
+	// ZipfSkew is the Zipfian's theta, in [0, MaxZipfSkew]: key rank r
+	// (from 0) is drawn with probability proportional to 1/(r+1)^theta. 0
+	// draws keys uniformly; 0.99 is YCSB's usual value. Below 1 the draws
+	// are YCSB's, from 1 on exact (see newRanker).
 	ZipfSkew float64
 	// ValueSize is the size in bytes of a written value, in
 	// [MinValueSize, MaxValueSize].
@@ -108,8 +109,8 @@ func (c Config) Validate() error {
 	} else if c.HotKey >= c.KeySpace {
 		bad("HotKey", "%d is outside the key space [0, %d)", c.HotKey, c.KeySpace)
 	}
-	if !(c.ZipfSkew >= 0 && c.ZipfSkew < 1) {
-		bad("ZipfSkew", "%v is not in [0, 1) (0 is uniform, 0.99 is the usual YCSB skew)", c.ZipfSkew)
+	if !(c.ZipfSkew >= 0 && c.ZipfSkew <= MaxZipfSkew) {
+		bad("ZipfSkew", "%v is not in [0, %v] (0 is uniform, 0.99 is the usual YCSB skew)", c.ZipfSkew, MaxZipfSkew)
 	}
 	if _, ok := ycsbMixes[c.YCSB]; c.YCSB != "" && !ok {
 		bad("YCSB", "%q is not one of YCSB's core workloads this generator draws (%s)", c.YCSB, strings.Join(YCSBWorkloads(), ", "))

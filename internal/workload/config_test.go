@@ -29,8 +29,11 @@ func TestValidate(t *testing.T) {
 		{"empty key space", func(c *Config) { c.KeySpace = 0 }, "KeySpace"},
 		{"hot key outside key space", func(c *Config) { c.HotKey = c.KeySpace }, "HotKey"},
 		{"negative skew", func(c *Config) { c.ZipfSkew = -0.1 }, "ZipfSkew"},
-		{"skew 1", func(c *Config) { c.ZipfSkew = 1 }, "ZipfSkew"},
-		{"the seeds' skew 1.01", func(c *Config) { c.ZipfSkew = 1.01 }, "ZipfSkew"},
+		{"skew 1", func(c *Config) { c.ZipfSkew = 1 }, ""},
+		{"the seeds' skew 1.01", func(c *Config) { c.ZipfSkew = 1.01 }, ""},
+		{"the steepest skew", func(c *Config) { c.ZipfSkew = MaxZipfSkew }, ""},
+		{"skew above the steepest", func(c *Config) { c.ZipfSkew = 2.01 }, "ZipfSkew"},
+		{"infinite skew", func(c *Config) { c.ZipfSkew = math.Inf(1) }, "ZipfSkew"},
 		{"NaN skew", func(c *Config) { c.ZipfSkew = math.NaN() }, "ZipfSkew"},
 		{"value too small for the identity", func(c *Config) { c.ValueSize = MinValueSize - 1 }, "ValueSize"},
 		{"value too large", func(c *Config) { c.ValueSize = MaxValueSize + 1 }, "ValueSize"},
@@ -55,7 +58,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateReportsEveryField(t *testing.T) {
-	c := Config{Writes: -1, WeakRatio: 101, ZipfSkew: 2}
+	c := Config{Writes: -1, WeakRatio: 101, ZipfSkew: 2.5}
 	err := c.Validate()
 	require.Error(t, err)
 	for _, field := range []string{"Writes:", "WeakRatio:", "KeySpace:", "ZipfSkew:", "ValueSize:"} {

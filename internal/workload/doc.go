@@ -14,11 +14,13 @@
 // A scan reads the keys from its first key on, as many as its length:
 // the range of their names, always with a bounded end (see
 // [KeyNames.RangeEnd]), since a range read counts every key of its range
-// even past its limit. Go's
-// rand.Zipf only accepts exponents above 1, which pushed the seeds to an
-// unrealistically steep 1.01; this package implements the YCSB generator
-// (Gray et al., "Quickly generating billion-record synthetic databases"),
-// which works for the usual skew 0.99 and any skew in (0, 1). Like YCSB's
+// even past its limit. Go's rand.Zipf only accepts exponents above 1,
+// which pushed the seeds to an unrealistically steep 1.01; this package
+// draws any skew from 0 to [MaxZipfSkew]. Below 1 it implements the YCSB
+// generator (Gray et al., "Quickly generating billion-record synthetic
+// databases"), for the usual skew 0.99, so that results compare with
+// YCSB's; from 1 on, where those formulas fail, it samples Zipf's law
+// exactly by rejection-inversion (Hörmann and Derflinger). Like YCSB's
 // scrambled variant it hashes the Zipfian rank onto the key space by
 // default, so the popular keys are spread out instead of being 0, 1, 2...,
 // which would otherwise make them neighbours in any range-partitioned or

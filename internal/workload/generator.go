@@ -16,7 +16,7 @@ type Generator struct {
 	writes, weak, weakWrites, conflicts float64
 	keySpace                            uint64
 	hotKey                              uint64
-	zipf                                *zipfian // nil: keys are uniform
+	zipf                                ranker // nil: keys are uniform
 	scrambled                           bool
 	template                            []byte // a value with a zero identity
 	names                               *KeyNames
@@ -54,8 +54,9 @@ type Op struct {
 const seedStream = 0x9e3779b97f4a7c15
 
 // NewGenerator validates c and returns a generator seeded with seed. With a
-// Zipfian skew the first generator for a given key space and skew pays for
-// computing zeta (milliseconds for a million keys); later ones reuse it.
+// Zipfian skew below 1 the first generator for a given key space and skew
+// pays for computing zeta (milliseconds for a million keys); later ones
+// reuse it. Skews from 1 on need no set-up.
 func NewGenerator(c Config, seed uint64) (*Generator, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -82,7 +83,7 @@ func NewGenerator(c Config, seed uint64) (*Generator, error) {
 		g.mix = &m
 	}
 	if c.ZipfSkew > 0 {
-		g.zipf = newZipfian(c.KeySpace, c.ZipfSkew)
+		g.zipf = newRanker(c.KeySpace, c.ZipfSkew)
 	}
 	return g, nil
 }
@@ -196,7 +197,7 @@ func (g *Generator) latestKey() uint64 {
 	if g.zipf == nil {
 		r = g.rng.Uint64N(g.keySpace)
 	} else {
-		r = g.zipf.rank(g.rng.Float64())
+		r = g.zipf.draw(g.rng)
 	}
 	return newest - 1 - r
 }
@@ -214,7 +215,7 @@ func (g *Generator) key() uint64 {
 	if g.zipf == nil {
 		return g.rng.Uint64N(g.keySpace)
 	}
-	r := g.zipf.rank(g.rng.Float64())
+	r := g.zipf.draw(g.rng)
 	if g.scrambled {
 		return scramble(r, g.keySpace)
 	}

@@ -169,7 +169,7 @@ func TestUniformKeys(t *testing.T) {
 
 func TestTinyKeySpaces(t *testing.T) {
 	for _, n := range []uint64{1, 2, 3} {
-		for _, skew := range []float64{0, 0.5, 0.99} {
+		for _, skew := range []float64{0, 0.5, 0.99, 1, 1.5, 2} {
 			for _, unscrambled := range []bool{false, true} {
 				c := DefaultConfig()
 				c.KeySpace, c.ZipfSkew, c.Unscrambled = n, skew, unscrambled
@@ -190,9 +190,9 @@ func TestDeterministic(t *testing.T) {
 		level wire.Level
 		key   uint64
 	}
-	run := func(seed uint64) []op {
+	run := func(seed uint64, skew float64) []op {
 		c := DefaultConfig()
-		c.Conflicts = 5
+		c.Conflicts, c.ZipfSkew = 5, skew
 		g, err := NewGenerator(c, seed)
 		require.NoError(t, err)
 		ops := make([]op, 10_000)
@@ -202,12 +202,14 @@ func TestDeterministic(t *testing.T) {
 		}
 		return ops
 	}
-	require.Equal(t, run(1), run(1))
-	require.NotEqual(t, run(1), run(2))
+	for _, skew := range []float64{0.99, 1.2} {
+		require.Equal(t, run(1, skew), run(1, skew), "skew %v", skew)
+		require.NotEqual(t, run(1, skew), run(2, skew), "skew %v", skew)
+	}
 }
 
 func BenchmarkNext(b *testing.B) {
-	for _, skew := range []float64{0, 0.99} {
+	for _, skew := range []float64{0, 0.99, 1.2, 2} {
 		b.Run(fmt.Sprintf("skew=%v", skew), func(b *testing.B) {
 			c := DefaultConfig()
 			c.ZipfSkew = skew
