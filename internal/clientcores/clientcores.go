@@ -159,13 +159,23 @@ var all = []Protocol{
 	{
 		Name: "epaxos",
 		New: func(o Options) clientcore.Core {
-			return epaxosclient.New(o.Replicas, o.closest(), o.RetryTicks)
+			return epaxosclient.New(o.Replicas, o.closest(), o.RetryTicks, false)
 		},
 		// No weak path: weak operations are served as strong.
 		WeakAsStrong: true,
 		Leaderless:   true,
 		Claims: guarantees.Claims{Set: guarantees.All,
 			WeakWriteDurability: "served as strong: committed (pre-accepted by n-1 replicas or accepted by a majority) and executed before acknowledged"},
+	},
+	{
+		Name: "epaxos-ho",
+		New: func(o Options) clientcore.Core {
+			return epaxosclient.New(o.Replicas, o.closest(), o.RetryTicks, true)
+		},
+		Leaderless: true,
+		Claims: guarantees.Claims{Set: guarantees.All,
+			WeakWriteDurability: "acknowledged by the closest replica once its record of the write's instance is durable, before any other replica has it; " +
+				"survives that replica's restart; a later strong operation of its session carries it until it is known executed"},
 	},
 }
 

@@ -16,11 +16,24 @@ type executor struct {
 	// waiters holds, for each uncommitted instance, the roots waiting for
 	// it.
 	waiters map[wire.Instance][]wire.Instance
-	// The traversal's state, kept between runs to reuse its memory.
-	index, low map[wire.Instance]int
-	onStack    map[wire.Instance]bool
-	stack      []*instance
-	frames     []frame
+	// blockedOn remembers, for a committed instance a traversal found
+	// waiting, the uncommitted instance it waits for: while that one stays
+	// uncommitted, a later traversal that reaches it stops there instead
+	// of walking the same graph again.
+	blockedOn map[wire.Instance]wire.Instance
+	// gen numbers traversals; an instance's traversal fields belong to
+	// the traversal of its gen.
+	gen    uint64
+	count  int
+	stack  []*instance
+	frames []frame
+}
+
+// visit is an instance's state in the current traversal.
+type visit struct {
+	gen        uint64
+	index, low int
+	onStack    bool
 }
 
 type frame struct {
@@ -30,8 +43,7 @@ type frame struct {
 
 func (e *executor) init() {
 	e.waiters = make(map[wire.Instance][]wire.Instance)
-	e.index, e.low = make(map[wire.Instance]int), make(map[wire.Instance]int)
-	e.onStack = make(map[wire.Instance]bool)
+	e.blockedOn = make(map[wire.Instance]wire.Instance)
 }
 
 // committed queues a newly committed instance and those waiting for it.
@@ -55,25 +67,48 @@ func (e *executor) run(r *Replica) {
 	e.queue = e.queue[:0]
 }
 
+// waitingFor returns the uncommitted instance a committed one was found
+// waiting for, if it still is uncommitted.
+func (e *executor) waitingFor(r *Replica, id wire.Instance) (wire.Instance, bool) {
+	d, ok := e.blockedOn[id]
+	if !ok {
+		return d, false
+	}
+	if dep := r.instances[d]; dep != nil && dep.status < wire.ECommitted && !r.gc.forgotten(d) {
+		return d, true
+	}
+	delete(e.blockedOn, id)
+	return d, false
+}
+
+// block makes root wait for d, and remembers that every instance on the
+// traversal's path waits for it too.
+func (e *executor) block(r *Replica, root *instance, d wire.Instance) {
+	e.waiters[d] = append(e.waiters[d], root.id)
+	for _, f := range e.frames {
+		e.blockedOn[f.inst.id] = d
+	}
+	r.needed(r.get(d))
+}
+
 // from executes root and everything it depends on, unless it reaches an
 // uncommitted instance: then root waits for that one.
 func (e *executor) from(r *Replica, root *instance) {
-	clear(e.index)
-	clear(e.low)
-	clear(e.onStack)
+	if d, ok := e.waitingFor(r, root.id); ok {
+		e.waiters[d] = append(e.waiters[d], root.id)
+		return
+	}
+	e.gen++
+	e.count = 0
 	e.stack = e.stack[:0]
 	e.frames = append(e.frames[:0], frame{inst: root})
-	count := 0
 	for len(e.frames) > 0 {
 		f := &e.frames[len(e.frames)-1]
-		id := f.inst.id
-		if f.next == 0 {
-			if _, seen := e.index[id]; !seen {
-				e.index[id], e.low[id] = count, count
-				count++
-				e.stack = append(e.stack, f.inst)
-				e.onStack[id] = true
-			}
+		v := &f.inst.visit
+		if v.gen != e.gen {
+			*v = visit{gen: e.gen, index: e.count, low: e.count, onStack: true}
+			e.count++
+			e.stack = append(e.stack, f.inst)
 		}
 		if f.next < len(f.inst.deps) {
 			d := f.inst.deps[f.next]
@@ -81,45 +116,51 @@ func (e *executor) from(r *Replica, root *instance) {
 			if r.gc.forgotten(d) {
 				continue
 			}
-			dep := r.get(d)
+			dep := r.instances[d]
 			switch {
-			case dep.status == wire.EExecutedStatus:
-			case dep.status != wire.ECommitted && broken.executeUncommitted:
-			case dep.status != wire.ECommitted:
-				e.waiters[d] = append(e.waiters[d], root.id)
-				r.needed(dep)
+			case dep != nil && dep.status == wire.EExecutedStatus:
+			case dep == nil || dep.status != wire.ECommitted:
+				if broken.executeUncommitted {
+					continue
+				}
+				e.block(r, root, d)
 				return
 			default:
-				if _, seen := e.index[d]; !seen {
+				if blocker, ok := e.waitingFor(r, d); ok {
+					e.block(r, root, blocker)
+					return
+				}
+				if dep.visit.gen != e.gen {
 					e.frames = append(e.frames, frame{inst: dep})
-				} else if e.onStack[d] {
-					e.low[id] = min(e.low[id], e.index[d])
+				} else if dep.visit.onStack {
+					v.low = min(v.low, dep.visit.index)
 				}
 			}
 			continue
 		}
 		e.frames = e.frames[:len(e.frames)-1]
 		if len(e.frames) > 0 {
-			parent := e.frames[len(e.frames)-1].inst.id
-			e.low[parent] = min(e.low[parent], e.low[id])
+			pv := &e.frames[len(e.frames)-1].inst.visit
+			pv.low = min(pv.low, v.low)
 		}
-		if e.low[id] == e.index[id] {
-			e.component(r, id)
+		if v.low == v.index {
+			e.component(r, f.inst)
 		}
 	}
 }
 
 // component pops the strongly connected component whose first visited
-// instance is id and executes it in instance order.
-func (e *executor) component(r *Replica, id wire.Instance) {
+// instance is first and executes it in instance order.
+func (e *executor) component(r *Replica, first *instance) {
 	i := len(e.stack) - 1
-	for e.stack[i].id != id {
+	for e.stack[i] != first {
 		i--
 	}
 	scc := e.stack[i:]
 	e.stack = e.stack[:i]
 	for _, inst := range scc {
-		e.onStack[inst.id] = false
+		inst.visit.onStack = false
+		delete(e.blockedOn, inst.id)
 	}
 	slices.SortFunc(scc, func(a, b *instance) int { return a.id.Compare(b.id) })
 	for _, inst := range scc {
@@ -139,6 +180,7 @@ func (r *Replica) execute(inst *instance) {
 		op := &inst.cmd.Ops[i]
 		res, _ := r.store.Apply(slot(inst.id, i), op, inst.cmd.AckedBelow[i])
 		delete(r.proposed, op.ID)
+		r.notifyExecuted(op, inst.id, i)
 		if to, ok := r.waiting[op.ID]; ok {
 			delete(r.waiting, op.ID)
 			r.send(to, resultReply(op.ID, res, inst.fast))

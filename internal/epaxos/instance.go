@@ -26,6 +26,8 @@ type instance struct {
 	coord *coordinator
 	// fast: committed by this replica on the fast path.
 	fast bool
+	// visit is the executor's traversal state.
+	visit visit
 	// recoverAt is the tick at which this replica starts recovering the
 	// instance unless it commits first; 0 while nothing here waits for it.
 	recoverAt uint64

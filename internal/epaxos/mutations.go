@@ -35,4 +35,10 @@ type mutationFlags struct {
 	// executeUncommitted: execution does not wait for uncommitted
 	// dependencies.
 	executeUncommitted bool
+	// readIgnoresAfter (EPaxos-HO): a weak read is answered at once,
+	// whatever its session saw elsewhere.
+	readIgnoresAfter bool
+	// strongUnordered (EPaxos-HO): strong operations conflict only as
+	// EPaxos's do, not all with each other.
+	strongUnordered bool
 }

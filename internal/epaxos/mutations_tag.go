@@ -6,7 +6,8 @@ import "fmt"
 
 // Mutations names the bugs Break can re-introduce.
 var Mutations = []string{"one-ballot", "recovery-ignores-agreement", "recovery-takes-any-preaccept",
-	"always-agreed", "promise-not-kept", "reply-at-commit", "small-fast-quorum", "execute-uncommitted"}
+	"always-agreed", "promise-not-kept", "reply-at-commit", "small-fast-quorum", "execute-uncommitted",
+	"read-ignores-after", "strong-unordered"}
 
 // Break re-introduces the named bug until Repair; for mutation tests.
 func Break(name string) error {
@@ -27,6 +28,10 @@ func Break(name string) error {
 		broken.smallFastQuorum = true
 	case "execute-uncommitted":
 		broken.executeUncommitted = true
+	case "read-ignores-after":
+		broken.readIgnoresAfter = true
+	case "strong-unordered":
+		broken.strongUnordered = true
 	default:
 		return fmt.Errorf("epaxos: no mutation %q", name)
 	}

@@ -39,8 +39,9 @@ func (r *Replica) start(inst *instance, p phase, b uint64, msg *wire.EPaxos, sel
 	r.sendAfter(r.id, self)
 }
 
-// propose opens an instance of this replica's row for c.
-func (r *Replica) propose(c wire.Command) {
+// propose opens an instance of this replica's row for c, which follows
+// the instances in after besides those it conflicts with.
+func (r *Replica) propose(c wire.Command, after []wire.Instance) {
 	afterWrite := false
 	if r.nextNum >= r.reserved {
 		// Numbers go out before the record that holds them is durable,
@@ -53,13 +54,14 @@ func (r *Replica) propose(c wire.Command) {
 	id := wire.Instance{Replica: r.id, Num: r.nextNum}
 	r.nextNum++
 	inst := r.get(id)
-	deps := r.deps(id, &c)
+	deps := union(r.deps(id, &c), instanceSet(after, id))
 	r.setCommand(inst, c)
 	inst.status, inst.bal, inst.vbal, inst.agreed, inst.deps = wire.EPreAccepted, 0, 0, true, deps
 	for i := range c.Ops {
 		r.proposed[c.Ops[i].ID] = id
 	}
 	r.records.instance(inst)
+	r.ackWeakWrites(inst)
 	msg := &wire.EPaxos{Kind: wire.EPreAccept, Instance: id, Command: c, Deps: deps}
 	self := &wire.EPaxos{Kind: wire.EPreAcceptReply, Instance: id, Ok: true, Deps: deps, Agreed: true}
 	r.start(inst, phasePreAccept, 0, msg, self, afterWrite)
@@ -375,7 +377,16 @@ func (r *Replica) decide(inst *instance) {
 	case len(agreed) >= r.n/2:
 		r.accept(inst, c.ballot, agreed[0].Command, agreed[0].Deps)
 	case anyCmd != nil:
-		r.preAcceptAgain(inst, c.ballot, anyCmd.Command)
+		// Dependencies a replica pre-accepted at ballot 0 stay: more
+		// never breaks the ordering, and they hold those the command
+		// leader added to follow its session's weak writes.
+		var initial []wire.Instance
+		for _, rep := range c.replies {
+			if rep.Status == wire.EPreAccepted && rep.AcceptedBallot == 0 {
+				initial = union(initial, rep.Deps)
+			}
+		}
+		r.preAcceptAgain(inst, c.ballot, anyCmd.Command, initial)
 	default:
 		r.accept(inst, c.ballot, wire.Command{Noop: true}, nil)
 	}
@@ -384,8 +395,8 @@ func (r *Replica) decide(inst *instance) {
 // preAcceptAgain runs the pre-accept phase again at recovery ballot b:
 // the command could not have committed at ballot 0, so the union of a
 // new majority's dependencies will do, with no fast path.
-func (r *Replica) preAcceptAgain(inst *instance, b uint64, cmd wire.Command) {
-	local := r.deps(inst.id, &cmd)
+func (r *Replica) preAcceptAgain(inst *instance, b uint64, cmd wire.Command, initial []wire.Instance) {
+	local := union(r.deps(inst.id, &cmd), instanceSet(initial, inst.id))
 	inst.vbal, inst.status, inst.agreed = b, wire.EPreAccepted, false
 	r.setCommand(inst, cmd)
 	inst.deps = local
@@ -459,4 +470,18 @@ func (r *Replica) deps(id wire.Instance, c *wire.Command) []wire.Instance {
 		inst := r.instances[p]
 		return inst != nil && inst.status >= wire.ECommitted
 	})
+}
+
+// instanceSet sorts a list of instances, without duplicates or self.
+func instanceSet(is []wire.Instance, self wire.Instance) []wire.Instance {
+	if len(is) == 0 {
+		return nil
+	}
+	out := slices.Clone(is)
+	sortInstances(out)
+	out = slices.Compact(out)
+	if i := slices.Index(out, self); i >= 0 {
+		out = slices.Delete(out, i, i+1)
+	}
+	return out
 }

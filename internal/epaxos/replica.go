@@ -26,6 +26,8 @@ type Options struct {
 	// thresholds), replaces it.
 	CompactEvery uint64
 	Logger       *slog.Logger
+	// WeakPath turns EPaxos into EPaxos-HO (see weak.go).
+	WeakPath bool
 }
 
 // maxBatch bounds a command's operations: slot gives each 12 bits.
@@ -61,6 +63,13 @@ type Replica struct {
 
 	batch   []*wire.Request
 	waiting map[wire.OpID]wire.NodeID
+	// acks holds the weak writes to answer once their instance's record
+	// is durable; parked the weak reads waiting to be answered.
+	acks   map[wire.OpID]wire.NodeID
+	parked []parkedRead
+	// notify holds the weak writes acknowledged here whose client is
+	// told when they execute.
+	notify map[wire.OpID]wire.NodeID
 	// proposed holds the operations this replica put in an instance that
 	// has not executed, so that a retry is not proposed again.
 	proposed map[wire.OpID]wire.Instance
@@ -110,6 +119,8 @@ func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
 		conf:         newConflicts(),
 		store:        kvstore.New(),
 		waiting:      make(map[wire.OpID]wire.NodeID),
+		acks:         make(map[wire.OpID]wire.NodeID),
+		notify:       make(map[wire.OpID]wire.NodeID),
 		proposed:     make(map[wire.OpID]wire.Instance),
 		disk:         cfg.Disk,
 		nextNum:      1,
@@ -117,6 +128,7 @@ func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
 	if r.rand == nil {
 		r.rand = rand.New(rand.NewPCG(uint64(cfg.ID), 0))
 	}
+	r.conf.orderStrong = opts.WeakPath && !broken.strongUnordered
 	r.exec.init()
 	r.gc.init(r.peers)
 	if err := r.load(cfg.Bootstrap); err != nil {
@@ -175,7 +187,14 @@ func (r *Replica) Step(from wire.NodeID, m wire.Message) {
 	case *wire.EPaxos:
 		r.stepEPaxos(from, m)
 	}
+	r.settle()
+}
+
+// settle executes what can be executed and answers the weak reads that
+// waited for it.
+func (r *Replica) settle() {
 	r.exec.run(r)
+	r.releaseParked()
 }
 
 func (r *Replica) stepEPaxos(from wire.NodeID, m *wire.EPaxos) {
@@ -202,20 +221,41 @@ func (r *Replica) stepEPaxos(from wire.NodeID, m *wire.EPaxos) {
 }
 
 // request takes a client's operation: answered from the session table
-// if it executed, else batched for a new instance of this replica's row.
+// if it executed, else batched for a new instance of this replica's row;
+// with the weak path, a weak read is answered from the state and a weak
+// write once its instance is recorded here.
 func (r *Replica) request(from wire.NodeID, req *wire.Request) {
+	if r.isWeakRead(&req.Op) {
+		r.weakRead(from, req)
+		return
+	}
+	weakWrite := r.isWeakWrite(&req.Op)
 	res, outcome := r.store.Lookup(req.Op.ID)
-	switch outcome {
-	case kvstore.Applied:
+	switch {
+	case outcome == kvstore.Forgotten:
+		return
+	case outcome == kvstore.Applied && weakWrite:
+		r.send(from, &wire.Reply{Kind: wire.ReplyWeak, ID: req.Op.ID, Ok: true})
+		return
+	case outcome == kvstore.Applied:
 		r.send(from, resultReply(req.Op.ID, res, false))
 		return
-	case kvstore.Forgotten:
+	}
+	if weakWrite {
+		r.acks[req.Op.ID] = from
+	} else {
+		r.waiting[req.Op.ID] = from
+	}
+	if id, ok := r.proposed[req.Op.ID]; ok {
+		// In an instance of this replica's row (or its next batch): the
+		// reply will follow; a weak write's, once the instance is
+		// recorded, which an open instance is.
+		if inst := r.instances[id]; weakWrite && inst != nil {
+			r.ackWeakWrites(inst)
+		}
 		return
 	}
-	r.waiting[req.Op.ID] = from
-	if _, ok := r.proposed[req.Op.ID]; ok {
-		return // in an instance of this replica: its reply will follow
-	}
+	r.carry(req)
 	r.proposed[req.Op.ID] = wire.Instance{}
 	r.batch = append(r.batch, req)
 	if len(r.batch) >= r.opts.MaxBatch {
@@ -223,8 +263,11 @@ func (r *Replica) request(from wire.NodeID, req *wire.Request) {
 	}
 }
 
+// resultReply answers an executed operation; Ok says its instance
+// committed on the fast path, Slot names the operation's instance (see
+// slot), which EPaxos-HO's client passes on in later requests' After.
 func resultReply(id wire.OpID, res kvstore.Result, fast bool) *wire.Reply {
-	return &wire.Reply{Kind: wire.ReplySync, ID: id, Ok: fast, Found: res.Found, Value: res.Value, Revision: res.Revision}
+	return &wire.Reply{Kind: wire.ReplySync, ID: id, Ok: fast, Found: res.Found, Value: res.Value, Revision: res.Revision, Slot: res.Slot}
 }
 
 // Pending implements protocol.Replica.
@@ -237,13 +280,15 @@ func (r *Replica) Flush() {
 		return
 	}
 	c := wire.Command{Ops: make([]wire.Op, len(r.batch)), AckedBelow: make([]uint64, len(r.batch))}
+	var after []wire.Instance
 	for i, req := range r.batch {
 		c.Ops[i], c.AckedBelow[i] = req.Op, req.AckedBelow
+		after = append(after, req.After...)
 	}
 	clear(r.batch)
 	r.batch = r.batch[:0]
-	r.propose(c)
-	r.exec.run(r)
+	r.propose(c, after)
+	r.settle()
 }
 
 // Tick implements protocol.Replica.
@@ -254,7 +299,7 @@ func (r *Replica) Tick() {
 	if r.now%r.resendTicks == 0 {
 		r.gc.announce(r)
 	}
-	r.exec.run(r)
+	r.settle()
 }
 
 // Ready implements protocol.Replica.
@@ -301,6 +346,7 @@ func (r *Replica) Metrics() protocol.Metrics {
 		{Name: "epaxos_instances", Help: "Instances held in memory.", Value: float64(len(r.instances))},
 		{Name: "epaxos_uncommitted", Help: "Known instances not committed yet.", Value: float64(len(r.uncommitted))},
 		{Name: "epaxos_key_writes", Help: "Keys whose last executed write the conflict index remembers.", Value: float64(r.conf.lastWrites())},
+		{Name: "epaxos_parked_reads", Help: "Weak reads waiting for what their session saw elsewhere to execute here.", Value: float64(len(r.parked))},
 	}
 	return m
 }

@@ -3,7 +3,6 @@
 package protocols_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -19,28 +18,31 @@ import (
 func TestEPaxosFaultsCatchMutations(t *testing.T) {
 	cases := []struct {
 		mutation string
+		protocol string
 		sizes    []int
 		cuts     bool
 		seeds    uint64
 	}{
-		{"one-ballot", []int{3, 5}, false, 300},
-		{"recovery-ignores-agreement", []int{3, 5}, false, 300},
-		{"recovery-takes-any-preaccept", []int{3, 5}, false, 300},
-		{"always-agreed", []int{3, 5}, false, 300},
-		{"promise-not-kept", []int{3, 5}, true, 300},
-		{"reply-at-commit", []int{3, 5}, false, 300},
-		{"small-fast-quorum", []int{5}, false, 300},
-		{"execute-uncommitted", []int{3, 5}, false, 300},
+		{"one-ballot", "epaxos", []int{3, 5}, false, 300},
+		{"recovery-ignores-agreement", "epaxos", []int{3, 5}, false, 300},
+		{"recovery-takes-any-preaccept", "epaxos", []int{3, 5}, false, 300},
+		{"always-agreed", "epaxos", []int{3, 5}, false, 300},
+		{"promise-not-kept", "epaxos", []int{3, 5}, true, 300},
+		{"reply-at-commit", "epaxos", []int{3, 5}, false, 300},
+		{"small-fast-quorum", "epaxos", []int{5}, false, 300},
+		{"execute-uncommitted", "epaxos", []int{3, 5}, false, 300},
+		{"read-ignores-after", "epaxos-ho", []int{3, 5}, false, 300},
+		{"strong-unordered", "epaxos-ho", []int{3, 5}, false, 300},
 	}
 	for _, tc := range cases {
-		t.Run(tc.mutation, func(t *testing.T) {
+		t.Run(tc.mutation+"/"+tc.protocol, func(t *testing.T) {
 			require.NoError(t, epaxos.Break(tc.mutation))
 			defer epaxos.Repair()
 			start := time.Now()
 			stalls := 0
 			for seed := uint64(1); seed <= tc.seeds; seed++ {
 				for _, n := range tc.sizes {
-					res := checkedRun(t, "epaxos", n, seed, mutation{faults: true, swarm: true, powerCuts: tc.cuts, stallOK: true})
+					res := checkedRun(t, tc.protocol, n, seed, mutation{faults: true, swarm: true, powerCuts: tc.cuts, stallOK: true})
 					if res.stalled != "" {
 						stalls++
 						continue
@@ -52,7 +54,7 @@ func TestEPaxosFaultsCatchMutations(t *testing.T) {
 					}
 				}
 			}
-			t.Fatal(fmt.Sprintf("%d seeds with %q checked clean (%d stalled)", tc.seeds, tc.mutation, stalls))
+			t.Fatalf("%d seeds of %s with %q checked clean (%d stalled)", tc.seeds, tc.protocol, tc.mutation, stalls)
 		})
 	}
 }

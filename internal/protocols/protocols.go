@@ -108,9 +108,16 @@ var replicas = map[string]newReplica{
 	"mongo":     rafthtServer,
 	"pileus":    rafthtServer,
 	"pileus-ht": rafthtServer,
-	"epaxos": func(cfg coreconfig.Config, o ReplicaOptions) (protocol.Replica, error) {
-		return epaxos.NewReplica(cfg, epaxos.Options{MaxBatch: o.MaxBatch, CompactEvery: o.CompactEvery, Logger: o.Logger})
-	},
+	"epaxos":    epaxosServer(false),
+	"epaxos-ho": epaxosServer(true),
+}
+
+// epaxosServer builds an EPaxos replica, with EPaxos-HO's weak path or
+// without.
+func epaxosServer(weakPath bool) newReplica {
+	return func(cfg coreconfig.Config, o ReplicaOptions) (protocol.Replica, error) {
+		return epaxos.NewReplica(cfg, epaxos.Options{MaxBatch: o.MaxBatch, CompactEvery: o.CompactEvery, Logger: o.Logger, WeakPath: weakPath})
+	}
 }
 
 // rafthtServer builds the replica that Raft-HT and the causal-session

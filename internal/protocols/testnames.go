@@ -6,11 +6,12 @@ package protocols
 // their cores (each runs on one goroutine), so the tests run the default
 // protocols and one of each weak-read path of the baselines on Raft-HT's
 // server: Raft-HT's cache and Pileus-HT's floor with its redirect (the
-// MongoDB-style wait is CURP-HT's read gate). The full sets run without
-// the detector.
+// MongoDB-style wait is CURP-HT's read gate), and EPaxos-HO, whose core
+// is EPaxos's with the weak path on. The full sets run without the
+// detector.
 func TestNames() []string {
 	if !raceEnabled {
 		return Names()
 	}
-	return append(DefaultNames(), "raft-ht", "pileus-ht")
+	return append(DefaultNames(), "raft-ht", "pileus-ht", "epaxos-ho")
 }

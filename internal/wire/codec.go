@@ -291,8 +291,34 @@ func (r *Request) appendPayload(b []byte) []byte {
 	for _, id := range r.ReadAfter {
 		b = appendOpID(b, id)
 	}
-	return append(b, byte(r.Flags))
+	// After and Writes only when present, marked in the flags byte, so
+	// that the requests other protocols log keep their encoding.
+	f := r.Flags
+	if len(r.After) > 0 {
+		f |= flagAfter
+	}
+	if len(r.Writes) > 0 {
+		f |= flagWrites
+	}
+	b = append(b, byte(f))
+	if len(r.After) > 0 {
+		b = AppendInstances(b, r.After)
+	}
+	if len(r.Writes) > 0 {
+		b = binary.AppendUvarint(b, uint64(len(r.Writes)))
+		for i := range r.Writes {
+			b = appendOp(b, &r.Writes[i])
+		}
+	}
+	return b
 }
+
+// flagAfter and flagWrites mark, on the wire only, a request followed by
+// its After and by its Writes.
+const (
+	flagAfter  RequestFlags = 1 << 6
+	flagWrites RequestFlags = 1 << 5
+)
 
 func (r *Request) decode(d *decoder) {
 	d.op(&r.Op)
@@ -308,6 +334,26 @@ func (r *Request) decode(d *decoder) {
 		}
 	}
 	r.Flags = RequestFlags(d.byte())
+	if r.Flags&flagAfter != 0 {
+		r.Flags &^= flagAfter
+		if r.After = d.instances(); d.err == nil && len(r.After) == 0 {
+			d.fail(fmt.Errorf("wire: a request's instance list marked present and empty"))
+		}
+	}
+	if r.Flags&flagWrites != 0 {
+		r.Flags &^= flagWrites
+		// An encoded op takes at least 6 bytes.
+		n := d.count(6)
+		if d.err == nil && n == 0 {
+			d.fail(fmt.Errorf("wire: a request's writes marked present and empty"))
+		}
+		if n > 0 {
+			r.Writes = make([]Op, n)
+			for i := range r.Writes {
+				d.op(&r.Writes[i])
+			}
+		}
+	}
 	if r.Flags&^knownRequestFlags != 0 {
 		// A flag this version does not know would be dropped silently, and
 		// a re-encoding would differ from what the sender meant.

@@ -171,6 +171,11 @@ func samples() []sample {
 		{"epaxos-refusal", &EPaxos{Kind: EAcceptReply, Instance: Instance{Replica: 1, Num: 5}, Ballot: 0x103, Promised: 0x205}},
 		{"epaxos-prepare-reply", &EPaxos{Kind: EPrepareReply, Instance: Instance{Replica: 4, Num: 1}, Ballot: 0x101, Ok: true,
 			Status: EAccepted, AcceptedBallot: 0x102, Command: Command{Noop: true}}},
+		{"request-after", &Request{Op: Op{ID: OpID{Session: 4, Seq: 2}, Level: Weak, Key: "k"}, AckedBelow: 2,
+			After: []Instance{{Replica: 1, Num: 9}, {Replica: 3, Num: 1 << 45}}}},
+		{"request-writes", &Request{Op: Op{ID: OpID{Session: 4, Seq: 9}, Key: "k"}, AckedBelow: 3, Flags: FlagRetry,
+			Writes: []Op{{ID: OpID{Session: 4, Seq: 3}, Level: Weak, Kind: Put, Key: "a", Value: []byte("v")},
+				{ID: OpID{Session: 4, Seq: 5}, Level: Weak, Kind: Delete, Key: "b"}}}},
 		{"epaxos-executed", &EPaxos{Kind: EExecuted, Executed: []uint64{9, 0, 1 << 33}}},
 	}
 	return append(s, raftSamples()...)

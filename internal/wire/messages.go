@@ -125,6 +125,17 @@ type Request struct {
 	// applied each of them.
 	ReadAfter []OpID
 	Flags     RequestFlags
+	// After names EPaxos instances the operation must follow: for each
+	// replica's row, the latest instance of the session's operations that
+	// completed (EPaxos-HO). A strong operation takes them among its
+	// dependencies; a weak read waits until they executed where it is
+	// answered.
+	After []Instance
+	// Writes are the session's weak writes the client does not know
+	// executed (EPaxos-HO), carried by a strong operation: the replica
+	// orders them before it, once each, so that none is lost if the
+	// replica that acknowledged it is gone.
+	Writes []Op
 }
 
 // Position names a log entry by its index and the term that wrote it. Two

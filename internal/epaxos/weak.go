@@ -1,0 +1,239 @@
+package epaxos
+
+import (
+	"slices"
+
+	"github.com/hybridkv/hybridkv/internal/kvstore"
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// EPaxos-HO's weak path (Options.WeakPath), in the shape of CURP-HO's: the
+// client's closest replica takes a weak write into an instance of its row
+// as any command and answers it once its own record of the instance is
+// durable, before any other replica has it; it answers a weak read from
+// its executed state with the session's own earlier weak writes it holds
+// on top, once it has executed what the session saw elsewhere (the
+// request's After). Strong operations are EPaxos's, with the instances in
+// their request's After among their dependencies: so a strong operation
+// follows the session's weak writes even at a replica that has not heard
+// of them yet.
+
+// isWeakWrite reports whether the weak path answers op before it commits.
+func (r *Replica) isWeakWrite(op *wire.Op) bool {
+	return r.opts.WeakPath && op.Level == wire.Weak && (op.Kind == wire.Put || op.Kind == wire.Delete)
+}
+
+// isWeakRead reports whether the weak path answers op from the state.
+func (r *Replica) isWeakRead(op *wire.Op) bool {
+	return r.opts.WeakPath && op.Level == wire.Weak && (op.Kind == wire.Get || op.Kind == wire.Scan)
+}
+
+func weakAck(id wire.OpID, inst wire.Instance, i int) *wire.Reply {
+	return &wire.Reply{Kind: wire.ReplyWeak, ID: id, Ok: true, Slot: slot(inst, i)}
+}
+
+// ackWeakWrites answers the weak writes of a new instance of this
+// replica's row once its record is durable; their clients hear again when
+// they execute, so that they stop carrying them (see carry).
+func (r *Replica) ackWeakWrites(inst *instance) {
+	for i := range inst.cmd.Ops {
+		id := inst.cmd.Ops[i].ID
+		if to, ok := r.acks[id]; ok {
+			delete(r.acks, id)
+			r.notify[id] = to
+			r.sendAfter(to, weakAck(id, inst.id, i))
+		}
+	}
+}
+
+// notifyExecuted tells a weak write's client that it executed.
+func (r *Replica) notifyExecuted(op *wire.Op, inst wire.Instance, i int) {
+	if to, ok := r.notify[op.ID]; ok {
+		delete(r.notify, op.ID)
+		rep := weakAck(op.ID, inst, i)
+		rep.Applied = 1
+		r.send(to, rep)
+	}
+}
+
+// carry batches the weak writes a strong request carries ahead of it, each
+// unless it already executed or waits in an instance here: if the replica
+// that acknowledged one is gone and recovery replaced its instance with a
+// no-op, this copy takes effect, before the strong operation; if not, the
+// copy is a duplicate the session table skips.
+func (r *Replica) carry(req *wire.Request) {
+	for i := range req.Writes {
+		w := &req.Writes[i]
+		if w.ID.Session != req.Op.ID.Session || w.ID.Seq >= req.Op.ID.Seq {
+			continue
+		}
+		if _, outcome := r.store.Lookup(w.ID); outcome != kvstore.Unknown {
+			continue
+		}
+		if _, ok := r.proposed[w.ID]; ok {
+			continue
+		}
+		r.proposed[w.ID] = wire.Instance{}
+		r.batch = append(r.batch, &wire.Request{Op: *w, AckedBelow: req.AckedBelow})
+	}
+}
+
+// parkedRead is a weak read waiting for instances to execute here.
+type parkedRead struct {
+	from wire.NodeID
+	req  *wire.Request
+}
+
+// weakRead answers a weak read now, or parks it until what its session
+// saw elsewhere has executed here.
+func (r *Replica) weakRead(from wire.NodeID, req *wire.Request) {
+	if !r.sawEverything(req) {
+		r.parked = append(r.parked, parkedRead{from, req})
+		return
+	}
+	r.send(from, r.readNow(&req.Op))
+}
+
+// sawEverything reports whether every instance the request names executed
+// here. Of this replica's own row, the session's weak writes not executed
+// yet do not count: the answer shows them; its other operations up to the
+// one named do (one may have completed elsewhere, answered from another
+// replica's session table).
+func (r *Replica) sawEverything(req *wire.Request) bool {
+	if broken.readIgnoresAfter {
+		return true
+	}
+	for _, id := range req.After {
+		if r.gc.forgotten(id) {
+			continue
+		}
+		if id.Replica == r.id {
+			if r.ownRowPending(&req.Op, id.Num) {
+				return false
+			}
+			continue
+		}
+		inst := r.get(id)
+		if inst.status != wire.EExecutedStatus {
+			r.needed(inst)
+			return false
+		}
+	}
+	return true
+}
+
+// ownRowPending reports whether an operation of op's session before it,
+// other than a weak write, waits to execute in an instance of this
+// replica's row numbered up to num.
+func (r *Replica) ownRowPending(op *wire.Op, num uint64) bool {
+	e := r.conf.sessions[op.ID.Session]
+	if e == nil {
+		return false
+	}
+	for _, p := range e.pending {
+		inst := r.instances[p.id]
+		if p.id.Replica != r.id || p.id.Num > num || inst == nil {
+			continue
+		}
+		for i := range inst.cmd.Ops {
+			w := &inst.cmd.Ops[i]
+			if w.ID.Session == op.ID.Session && w.ID.Seq < op.ID.Seq && !r.isWeakWrite(w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// releaseParked answers the parked reads that can be answered.
+func (r *Replica) releaseParked() {
+	if len(r.parked) == 0 {
+		return
+	}
+	kept := r.parked[:0]
+	for _, p := range r.parked {
+		if r.sawEverything(p.req) {
+			r.send(p.from, r.readNow(&p.req.Op))
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	clear(r.parked[len(kept):])
+	r.parked = kept
+}
+
+// readNow answers a weak read from the executed state, with the session's
+// unexecuted weak writes issued before it on top, the latest per key.
+func (r *Replica) readNow(op *wire.Op) *wire.Reply {
+	rep := &wire.Reply{Kind: wire.ReplyWeak, ID: op.ID, Ok: true}
+	if op.Kind == wire.Scan {
+		read, ok := wire.ScanRead(op)
+		if !ok {
+			return rep
+		}
+		res := r.store.Scan(&read)
+		if writes := r.ownWrites(op, read.Covers); len(writes) > 0 {
+			res = wire.Overlay(&read, res, writes, func(key string) bool {
+				_, found := r.store.Read(key)
+				return found
+			})
+		}
+		rep.Found, rep.Value = true, wire.AppendScanResult(nil, &res)
+		return rep
+	}
+	if own := r.ownWrites(op, func(k string) bool { return k == op.Key }); len(own) == 1 {
+		rep.Found, rep.Value = own[0].Found, own[0].Value
+		return rep
+	}
+	if v, ok := r.store.Read(op.Key); ok {
+		// Slot names the write read, which the session's later
+		// operations follow (see epaxosclient).
+		rep.Found, rep.Value, rep.Revision, rep.Slot = true, v.Value, v.Revision(), v.Slot
+	}
+	return rep
+}
+
+// ownWrites returns the effect of the session's unexecuted weak writes
+// issued before op on the keys covers takes, the latest per key. A write
+// the store applied already (its instance here is a copy a strong
+// operation carried) has its effect in the state, or will never have one
+// here again.
+func (r *Replica) ownWrites(op *wire.Op, covers func(string) bool) []wire.KeyWrite {
+	e := r.conf.sessions[op.ID.Session]
+	if e == nil {
+		return nil
+	}
+	latest := make(map[string]*wire.Op)
+	for _, p := range e.pending {
+		inst := r.instances[p.id]
+		if inst == nil {
+			continue
+		}
+		for i := range inst.cmd.Ops {
+			w := &inst.cmd.Ops[i]
+			if w.ID.Session != op.ID.Session || w.ID.Seq >= op.ID.Seq || !r.isWeakWrite(w) || !covers(w.Key) {
+				continue
+			}
+			if _, outcome := r.store.Lookup(w.ID); outcome != kvstore.Unknown {
+				continue
+			}
+			if prev := latest[w.Key]; prev == nil || w.ID.Seq > prev.ID.Seq {
+				latest[w.Key] = w
+			}
+		}
+	}
+	writes := make([]wire.KeyWrite, 0, len(latest))
+	for key, w := range latest {
+		writes = append(writes, wire.KeyWrite{Key: key, Found: w.Kind == wire.Put, Value: w.Value})
+	}
+	slices.SortFunc(writes, func(a, b wire.KeyWrite) int {
+		switch {
+		case a.Key < b.Key:
+			return -1
+		case a.Key > b.Key:
+			return 1
+		}
+		return 0
+	})
+	return writes
+}
