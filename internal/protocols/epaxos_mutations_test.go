@@ -15,6 +15,8 @@ import (
 // against EPaxos and its implementations (see the epaxos package's
 // mutations) and expects the checked simulation under the nemesis's
 // faults to report a violation; a run that only stalls does not count.
+// One class, a promise lost on restart, random faults did not reach in
+// 300 seeds: the epaxos package's TestPromiseCatchesMutations shows it.
 func TestEPaxosFaultsCatchMutations(t *testing.T) {
 	cases := []struct {
 		mutation string
@@ -27,7 +29,6 @@ func TestEPaxosFaultsCatchMutations(t *testing.T) {
 		{"recovery-ignores-agreement", "epaxos", []int{3, 5}, false, 300},
 		{"recovery-takes-any-preaccept", "epaxos", []int{3, 5}, false, 300},
 		{"always-agreed", "epaxos", []int{3, 5}, false, 300},
-		{"promise-not-kept", "epaxos", []int{3, 5}, true, 300},
 		{"reply-at-commit", "epaxos", []int{3, 5}, false, 300},
 		{"small-fast-quorum", "epaxos", []int{5}, false, 300},
 		{"execute-uncommitted", "epaxos", []int{3, 5}, false, 300},
