@@ -11,7 +11,8 @@ import (
 // time order, computing every op's causal past as a vclock.
 //
 // Causal order is the closure of session order, reads-from and real-time
-// order among strong ops. Each edge points forward in time once a write's
+// order among strong ops (without the last for a protocol that claims
+// guarantees.Claims.NoStrongRealTime: noStrongRT). Each edge points forward in time once a write's
 // past is taken at its invocation and a read's at its return (a read may
 // observe a write that is still in flight, but never one invoked after it
 // returned: that is a future read, reported by checkCycles, whose edge the
@@ -41,8 +42,8 @@ import (
 // one costs a pass over its key's writes. Memory: S words per live clock,
 // and per write one word per session that wrote its key (kept to test
 // w1 →co w2 later).
-func checkCausal(h *hist, rep *reporter) {
-	s := &sweep{h: h, rep: rep, c: &clocks{ops: h.ops, n: h.sessions, h: h}}
+func checkCausal(h *hist, rep *reporter, noStrongRT bool) {
+	s := &sweep{h: h, rep: rep, c: &clocks{ops: h.ops, n: h.sessions, h: h}, noStrongRT: noStrongRT}
 	s.run()
 }
 
@@ -50,6 +51,8 @@ type sweep struct {
 	h   *hist
 	rep *reporter
 	c   *clocks
+	// noStrongRT leaves real-time order between strong ops out.
+	noStrongRT bool
 
 	sessAcc []*vclock
 	strong  *vclock
@@ -146,7 +149,7 @@ func (s *sweep) invoked(i int32) {
 	o := &s.h.ops[i]
 	v := s.c.get()
 	s.c.copy(v, s.sessAcc[o.sess])
-	if o.strong {
+	if o.strong && !s.noStrongRT {
 		s.c.join(v, s.strong)
 	}
 	if !o.write {
@@ -195,7 +198,7 @@ func (s *sweep) returned(i int32) {
 		}
 	}
 	s.c.join(s.sessAcc[o.sess], v)
-	if o.strong {
+	if o.strong && !s.noStrongRT {
 		s.c.join(s.strong, v)
 	}
 	s.release(i)

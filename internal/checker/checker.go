@@ -145,7 +145,7 @@ func Check(f *history.File, o Options) Result {
 		checkCycles(h, rep)
 	}
 	if claimed&causalProps != 0 {
-		checkCausal(h, rep)
+		checkCausal(h, rep, o.Claims.NoStrongRealTime)
 	}
 	if claimed.Has(guarantees.C3) {
 		checkVisibility(h, o.Claims.EarlyStrongVisibility, rep)

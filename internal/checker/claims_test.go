@@ -422,3 +422,25 @@ func TestLostWeakWritesOweNothingWhenTheClaimsSaySo(t *testing.T) {
 		Options{Claims: guarantees.Claims{Set: guarantees.All, WeakWritesMayBeLost: true}})
 	assert.False(t, lossy.Clean(), "a lost strong write went unnoticed")
 }
+
+// TestNoStrongRealTime: session 1's strong put of x completes before
+// session 2's strong put of y begins; session 2 then reads x weakly and
+// finds nothing. With real time between strong operations in causal order
+// the read is stale; a protocol that claims NoStrongRealTime (EPaxos-HO)
+// owes it nothing, while S1 still holds each key's strong operations to
+// real time.
+func TestNoStrongRealTime(t *testing.T) {
+	events := numbered(
+		put(S, 1, x, "a", 0, 10),
+		put(S, 2, y, "b", 20, 30),
+		get(W, 2, x, "", 40, 50),
+	)
+	r := Check(&history.File{Events: events}, Options{Claims: guarantees.Claims{Set: guarantees.All}})
+	require.False(t, r.Clean(), "the stale read went unnoticed")
+	r = Check(&history.File{Events: events}, Options{Claims: guarantees.Claims{Set: guarantees.All, NoStrongRealTime: true}})
+	require.True(t, r.Clean(), "%v", r.Violations)
+
+	stale := numbered(put(S, 1, x, "a", 0, 10), get(S, 2, x, "", 20, 30))
+	r = Check(&history.File{Events: stale}, Options{Claims: guarantees.Claims{Set: guarantees.All, NoStrongRealTime: true}})
+	require.Contains(t, properties(r), "S1", "a strong read missed a strong write of its key that completed before it began")
+}

@@ -49,7 +49,8 @@
 // values embed the writer's identity), the puts of transactions included,
 // and refuses a history where two do.
 // Causal order is the transitive closure of both plus real-time order
-// among strong ops. A write's place in the log is its Slot when the
+// among strong ops (left out for a protocol that claims
+// Claims.NoStrongRealTime: EPaxos-HO). A write's place in the log is its Slot when the
 // protocol reported one.
 //
 // A delete is a write of "absent": a read that found nothing read the

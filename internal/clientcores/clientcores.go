@@ -173,9 +173,12 @@ var all = []Protocol{
 			return epaxosclient.New(o.Replicas, o.closest(), o.RetryTicks, true)
 		},
 		Leaderless: true,
-		Claims: guarantees.Claims{Set: guarantees.All,
+		// Strong operations are ordered only where they conflict, as
+		// EPaxos's: their real-time order is not part of causal order.
+		Claims: guarantees.Claims{Set: guarantees.All, NoStrongRealTime: true, WeakWritesMayBeLost: true,
 			WeakWriteDurability: "acknowledged by the closest replica once its record of the write's instance is durable, before any other replica has it; " +
-				"survives that replica's restart; a later strong operation of its session carries it until it is known executed"},
+				"survives that replica's restart; lost, or applied late by a later operation of its session that carries it, " +
+				"if that replica is cut off before another received it and the others recover its instance as a no-op"},
 	},
 }
 

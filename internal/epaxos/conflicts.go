@@ -14,12 +14,7 @@ import (
 // scan conflicts with the writes in its range; a transaction with every
 // operation; and all operations of one session with each other, so that a
 // session's operations, retries included, apply in one order everywhere
-// and its table of results stays identical on every replica. With
-// orderStrong (EPaxos-HO) strong operations also all conflict with each
-// other: a weak read that waits for its session's last strong operation
-// to execute then sees every strong operation that completed before that
-// one began, which causal order with real time among strong operations
-// asks of it.
+// and its table of results stays identical on every replica.
 //
 // A command depends on every unexecuted conflicting command the replica
 // knows and, per key, on the last conflicting write it executed there.
@@ -37,10 +32,6 @@ type conflicts struct {
 	txns keyEntry
 	// scans are the unexecuted scans, with their ranges.
 	scans []pendingScan
-	// orderStrong makes every strong operation conflict with every other
-	// (EPaxos-HO): strongOps holds them.
-	orderStrong bool
-	strongOps   keyEntry
 }
 
 // keyEntry is one key's (or session's) unexecuted commands and its last
@@ -124,9 +115,6 @@ func (cf *conflicts) deps(self wire.Instance, c *wire.Command, committed func(wi
 		op := &c.Ops[i]
 		d.addEntry(cf.sessions[op.ID.Session], false)
 		d.addEntry(&cf.txns, false)
-		if cf.orderStrong && op.Level == wire.Strong {
-			d.addEntry(&cf.strongOps, false)
-		}
 		switch op.Kind {
 		case wire.Put, wire.Delete:
 			d.addEntry(cf.entry(op.Key), false)
@@ -201,9 +189,6 @@ func (cf *conflicts) add(id wire.Instance, c *wire.Command) {
 		op := &c.Ops[i]
 		s := cf.sessionEntry(op.ID.Session)
 		s.pending = append(s.pending, pending{id, true})
-		if cf.orderStrong && op.Level == wire.Strong {
-			cf.strongOps.pending = append(cf.strongOps.pending, pending{id, true})
-		}
 		switch op.Kind {
 		case wire.Put, wire.Delete, wire.Get:
 			e := cf.entryFor(op.Key)
@@ -234,12 +219,6 @@ func (cf *conflicts) remove(id wire.Instance, c *wire.Command, executed bool) {
 			}
 			if s.lastWrite.Replica == 0 && len(s.pending) == 0 {
 				delete(cf.sessions, op.ID.Session)
-			}
-		}
-		if cf.orderStrong && op.Level == wire.Strong {
-			cf.strongOps.pending = dropPending(cf.strongOps.pending, id)
-			if executed {
-				cf.strongOps.lastWrite = id
 			}
 		}
 		switch op.Kind {

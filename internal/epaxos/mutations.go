@@ -38,7 +38,4 @@ type mutationFlags struct {
 	// readIgnoresAfter (EPaxos-HO): a weak read is answered at once,
 	// whatever its session saw elsewhere.
 	readIgnoresAfter bool
-	// strongUnordered (EPaxos-HO): strong operations conflict only as
-	// EPaxos's do, not all with each other.
-	strongUnordered bool
 }

@@ -7,7 +7,7 @@ import "fmt"
 // Mutations names the bugs Break can re-introduce.
 var Mutations = []string{"one-ballot", "recovery-ignores-agreement", "recovery-takes-any-preaccept",
 	"always-agreed", "promise-not-kept", "reply-at-commit", "small-fast-quorum", "execute-uncommitted",
-	"read-ignores-after", "strong-unordered"}
+	"read-ignores-after"}
 
 // Break re-introduces the named bug until Repair; for mutation tests.
 func Break(name string) error {
@@ -30,8 +30,6 @@ func Break(name string) error {
 		broken.executeUncommitted = true
 	case "read-ignores-after":
 		broken.readIgnoresAfter = true
-	case "strong-unordered":
-		broken.strongUnordered = true
 	default:
 		return fmt.Errorf("epaxos: no mutation %q", name)
 	}

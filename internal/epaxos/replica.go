@@ -128,7 +128,6 @@ func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
 	if r.rand == nil {
 		r.rand = rand.New(rand.NewPCG(uint64(cfg.ID), 0))
 	}
-	r.conf.orderStrong = opts.WeakPath && !broken.strongUnordered
 	r.exec.init()
 	r.gc.init(r.peers)
 	if err := r.load(cfg.Bootstrap); err != nil {

@@ -37,7 +37,7 @@ func (r *Replica) snapshot() (*raftpb.Snapshot, []byte) {
 		b = appendUvarints(b, above...)
 	}
 	// The conflict index's executed writes.
-	b = wire.AppendInstances(b, []wire.Instance{r.conf.txns.lastWrite, r.conf.strongOps.lastWrite})
+	b = wire.AppendInstances(b, []wire.Instance{r.conf.txns.lastWrite})
 	var keys []*keyEntry
 	r.conf.keys.Ascend(func(e *keyEntry) bool {
 		if e.lastWrite.Replica != 0 {
@@ -98,8 +98,8 @@ func (r *Replica) restore(data []byte) error {
 			r.gc.above[p][rd.Uvarint()] = struct{}{}
 		}
 	}
-	if last := rd.Instances(); len(last) == 2 {
-		r.conf.txns.lastWrite, r.conf.strongOps.lastWrite = last[0], last[1]
+	if last := rd.Instances(); len(last) == 1 {
+		r.conf.txns.lastWrite = last[0]
 	}
 	for range rd.Uvarint() {
 		key := string(rd.Bytes())

@@ -147,6 +147,14 @@ type Claims struct {
 	// or may not have taken effect, and nothing is owed to it once
 	// acknowledged.
 	WeakWritesMayBeLost bool
+	// NoStrongRealTime: real-time order between strong operations is not
+	// part of causal order (EPaxos-HO, whose strong operations are ordered
+	// only where they conflict). Causal order is then session order and
+	// reads-from, as causal consistency defines it; strong operations stay
+	// linearizable per key (S1). A weak read may miss another key's strong
+	// write that completed before its session's last strong operation
+	// began, unless its session read something that follows that write.
+	NoStrongRealTime bool
 }
 
 // String is the claimed Set, with the C3 exception when there is one:
@@ -161,6 +169,9 @@ func (c Claims) String() string {
 	}
 	if c.WeakWritesMayBeLost {
 		s += " (acknowledged weak writes may be lost)"
+	}
+	if c.NoStrongRealTime {
+		s += " (causal order without real time between strong operations)"
 	}
 	return s
 }

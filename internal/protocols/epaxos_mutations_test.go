@@ -33,7 +33,6 @@ func TestEPaxosFaultsCatchMutations(t *testing.T) {
 		{"small-fast-quorum", "epaxos", []int{5}, false, 300},
 		{"execute-uncommitted", "epaxos", []int{3, 5}, false, 300},
 		{"read-ignores-after", "epaxos-ho", []int{3, 5}, false, 300},
-		{"strong-unordered", "epaxos-ho", []int{3, 5}, false, 300},
 	}
 	for _, tc := range cases {
 		t.Run(tc.mutation+"/"+tc.protocol, func(t *testing.T) {
