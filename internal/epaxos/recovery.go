@@ -1,0 +1,129 @@
+package epaxos
+
+import (
+	"slices"
+
+	"github.com/hybridkv/hybridkv/internal/wire"
+)
+
+// Recovery: a replica that needs an instance committed and sees no commit
+// coming takes it over at a higher ballot; decide makes the choice the
+// package documentation argues for.
+
+// needed marks an uncommitted instance this replica waits for: unless it
+// commits first, recovery starts after a timeout drawn from the seed, so
+// that replicas waiting for the same instance seldom duel.
+func (r *Replica) needed(inst *instance) { r.recoverAfter(inst, r.recoverTicks) }
+
+// learned marks an instance this replica took part in: if no commit
+// reaches it (a lost message, a command leader gone), it recovers the
+// instance itself, later than one it waits for, so that every replica
+// ends up executing every command.
+func (r *Replica) learned(inst *instance) { r.recoverAfter(inst, 3*r.recoverTicks) }
+
+func (r *Replica) recoverAfter(inst *instance, ticks uint64) {
+	if inst.status >= wire.ECommitted || inst.recoverAt != 0 {
+		return
+	}
+	inst.recoverAt = r.now + ticks + r.rand.Uint64N(r.recoverTicks)
+}
+
+// recover starts recovery of an instance at a ballot above any this
+// replica promised: its own promise is durable before the prepare goes
+// out, so that no restart hands out the same ballot twice.
+func (r *Replica) recover(inst *instance) {
+	r.stats.recoveries++
+	b := nextBallot(inst.bal, r.id)
+	inst.bal = b
+	inst.recoverAt = 0
+	r.records.instance(inst)
+	msg := &wire.EPaxos{Kind: wire.EPrepare, Instance: inst.id, Ballot: b}
+	r.start(inst, phasePrepare, b, msg, r.state(msg), true)
+}
+
+// decide takes a majority's prepare replies to the next phase (see the
+// package documentation for why each choice is safe).
+func (r *Replica) decide(inst *instance) {
+	c := inst.coord
+	var best, anyCmd *wire.EPaxos
+	var agreed []*wire.EPaxos
+	for _, from := range r.peers {
+		rep := c.replies[from]
+		if rep == nil {
+			continue
+		}
+		switch rep.Status {
+		case wire.ECommitted, wire.EExecutedStatus:
+			r.commitAndTell(inst, rep.Command, rep.Deps)
+			return
+		case wire.EAccepted:
+			if best == nil || rep.AcceptedBallot > best.AcceptedBallot {
+				best = rep
+			}
+		case wire.EPreAccepted:
+			anyCmd = rep
+			if broken.recoveryTakesAnyPreAccept && rep.AcceptedBallot == 0 {
+				r.accept(inst, c.ballot, rep.Command, rep.Deps)
+				return
+			}
+			if from != inst.id.Replica && rep.AcceptedBallot == 0 && rep.Agreed && !broken.recoveryIgnoresAgreement {
+				agreed = append(agreed, rep)
+			}
+		}
+	}
+	switch {
+	case best != nil:
+		r.accept(inst, c.ballot, best.Command, best.Deps)
+	case len(agreed) >= r.n/2:
+		r.accept(inst, c.ballot, agreed[0].Command, agreed[0].Deps)
+	case anyCmd != nil:
+		// Dependencies a replica pre-accepted at ballot 0 stay: more
+		// never breaks the ordering, and they hold those the command
+		// leader added to follow its session's weak writes.
+		var initial []wire.Instance
+		for _, rep := range c.replies {
+			if rep.Status == wire.EPreAccepted && rep.AcceptedBallot == 0 {
+				initial = union(initial, rep.Deps)
+			}
+		}
+		r.preAcceptAgain(inst, c.ballot, anyCmd.Command, initial)
+	default:
+		r.accept(inst, c.ballot, wire.Command{Noop: true}, nil)
+	}
+}
+
+// preAcceptAgain runs the pre-accept phase again at recovery ballot b:
+// the command could not have committed at ballot 0, so the union of a
+// new majority's dependencies will do, with no fast path.
+func (r *Replica) preAcceptAgain(inst *instance, b uint64, cmd wire.Command, initial []wire.Instance) {
+	local := union(r.deps(inst.id, &cmd), instanceSet(initial, inst.id))
+	inst.vbal, inst.status, inst.agreed = b, wire.EPreAccepted, false
+	r.setCommand(inst, cmd)
+	inst.deps = local
+	r.records.instance(inst)
+	msg := &wire.EPaxos{Kind: wire.EPreAccept, Instance: inst.id, Ballot: b, Command: cmd, Deps: local}
+	self := reply(wire.EPreAcceptReply, msg)
+	self.Deps = local
+	r.start(inst, phasePreAccept, b, msg, self, false)
+}
+
+// sortedUncommitted lists the uncommitted instances in instance order, so
+// that what a tick sends does not depend on a map's order.
+func (r *Replica) sortedUncommitted() []*instance {
+	out := make([]*instance, 0, len(r.uncommitted))
+	for _, inst := range r.uncommitted {
+		out = append(out, inst)
+	}
+	slices.SortFunc(out, func(a, b *instance) int { return a.id.Compare(b.id) })
+	return out
+}
+
+// recoverStuck starts recovery of the instances this replica waited for
+// too long.
+func (r *Replica) recoverStuck() {
+	for _, inst := range r.sortedUncommitted() {
+		if inst.coord == nil && inst.recoverAt != 0 && r.now >= inst.recoverAt {
+			r.recover(inst)
+		}
+	}
+}
