@@ -84,6 +84,34 @@ func (g *collector) note(from wire.NodeID, marks []uint64) {
 	}
 }
 
+// catchUpBudget bounds how many instances one replica's marks set to
+// recover here.
+const catchUpBudget = 256
+
+// catchUp recovers the instances another replica executed that this one
+// has not committed, all at once: a replica that missed their commits
+// would otherwise find them one at a time, each when the executor reaches
+// it, a recovery timeout apiece (after a restart or a long partition), or
+// never, when no later command needs them (a run's last commands).
+func (r *Replica) catchUp(marks []uint64) {
+	if len(marks) != len(r.peers) {
+		return
+	}
+	budget := catchUpBudget
+	for i, row := range r.peers {
+		for n := r.gc.mine[row] + 1; n <= marks[i] && budget > 0; n++ {
+			id := wire.Instance{Replica: row, Num: n}
+			if r.gc.forgotten(id) {
+				continue
+			}
+			if inst := r.instances[id]; inst == nil || inst.status < wire.ECommitted {
+				r.needed(r.get(id))
+				budget--
+			}
+		}
+	}
+}
+
 // collect drops the instances every replica executed.
 func (g *collector) collect(r *Replica) {
 	for i, row := range g.peers {

@@ -200,6 +200,7 @@ func (r *Replica) stepEPaxos(from wire.NodeID, m *wire.EPaxos) {
 	if m.Kind == wire.EExecuted {
 		r.gc.note(from, m.Executed)
 		r.gc.collect(r)
+		r.catchUp(m.Executed)
 		return
 	}
 	if m.Instance.Replica == 0 || r.gc.forgotten(m.Instance) {
