@@ -8,13 +8,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hybridkv/hybridkv/internal/checker"
 	"github.com/hybridkv/hybridkv/internal/epaxos"
 )
 
 // TestEPaxosFaultsCatchMutations re-introduces each bug class published
 // against EPaxos and its implementations (see the epaxos package's
 // mutations) and expects the checked simulation under the nemesis's
-// faults to report a violation; a run that only stalls does not count.
+// faults to report a violation; a run that only stalls does not count,
+// nor does E1 alone: EPaxos's replicas report how many instances they
+// executed, not which, so two replicas that did not converge may execute
+// as many different instances, and E1 compares them.
 // One class, a promise lost on restart, random faults did not reach in
 // 300 seeds: the epaxos package's TestPromiseCatchesMutations shows it.
 func TestEPaxosFaultsCatchMutations(t *testing.T) {
@@ -47,9 +51,9 @@ func TestEPaxosFaultsCatchMutations(t *testing.T) {
 						stalls++
 						continue
 					}
-					if !res.Clean() {
+					if v := notE1(res.Violations); v != nil {
 						t.Logf("caught at seed %d (n=%d) after %v (%d runs stalled first): %v",
-							seed, n, time.Since(start).Round(time.Millisecond), stalls, res.Violations[0])
+							seed, n, time.Since(start).Round(time.Millisecond), stalls, *v)
 						return
 					}
 				}
@@ -57,4 +61,14 @@ func TestEPaxosFaultsCatchMutations(t *testing.T) {
 			t.Fatalf("%d seeds of %s with %q checked clean (%d stalled)", tc.seeds, tc.protocol, tc.mutation, stalls)
 		})
 	}
+}
+
+// notE1 returns the first violation of another property than E1, or nil.
+func notE1(vs []checker.Violation) *checker.Violation {
+	for i := range vs {
+		if vs[i].Property != "E1" {
+			return &vs[i]
+		}
+	}
+	return nil
 }
