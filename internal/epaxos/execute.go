@@ -187,6 +187,7 @@ func (r *Replica) execute(inst *instance) {
 		}
 	}
 	r.stats.executed++
+	r.stats.executedSet ^= mix(uint64(inst.id.Replica)<<56 ^ inst.id.Num)
 	r.gc.executed(inst.id)
 }
 
@@ -196,4 +197,13 @@ func (r *Replica) execute(inst *instance) {
 // keys.
 func slot(id wire.Instance, i int) uint64 {
 	return id.Num<<20 | uint64(i)<<8 | uint64(id.Replica)
+}
+
+// mix is splitmix64's finaliser: instances' fingerprints XOR into a set's.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }

@@ -29,9 +29,6 @@ type mutationFlags struct {
 	// before it executes (an ordering that ignores real time inside a
 	// strongly connected component then shows).
 	replyAtCommit bool
-	// smallFastQuorum: the optimised fast quorum F+⌊(F+1)/2⌋ (3 of 5)
-	// with this recovery, which assumes n−1.
-	smallFastQuorum bool
 	// executeUncommitted: execution does not wait for uncommitted
 	// dependencies.
 	executeUncommitted bool

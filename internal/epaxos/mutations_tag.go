@@ -6,7 +6,7 @@ import "fmt"
 
 // Mutations names the bugs Break can re-introduce.
 var Mutations = []string{"one-ballot", "recovery-ignores-agreement", "recovery-takes-any-preaccept",
-	"always-agreed", "promise-not-kept", "reply-at-commit", "small-fast-quorum", "execute-uncommitted",
+	"always-agreed", "promise-not-kept", "reply-at-commit", "execute-uncommitted",
 	"read-ignores-after"}
 
 // Break re-introduces the named bug until Repair; for mutation tests.
@@ -24,8 +24,6 @@ func Break(name string) error {
 		broken.promiseNotKept = true
 	case "reply-at-commit":
 		broken.replyAtCommit = true
-	case "small-fast-quorum":
-		broken.smallFastQuorum = true
 	case "execute-uncommitted":
 		broken.executeUncommitted = true
 	case "read-ignores-after":

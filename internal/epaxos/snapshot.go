@@ -23,6 +23,7 @@ func (r *Replica) snapshot() (*raftpb.Snapshot, []byte) {
 	b = wire.AppendLenBytes(b, r.store.Snapshot())
 	b = binary.AppendUvarint(b, r.reserved)
 	b = binary.AppendUvarint(b, r.stats.executed)
+	b = binary.AppendUvarint(b, r.stats.executedSet)
 	// Each row's marks.
 	b = binary.AppendUvarint(b, uint64(len(r.peers)))
 	for _, p := range r.peers {
@@ -86,6 +87,7 @@ func (r *Replica) restore(data []byte) error {
 	r.store = st
 	r.reserved = rd.Uvarint()
 	r.stats.executed = rd.Uvarint()
+	r.stats.executedSet = rd.Uvarint()
 	rows := rd.Uvarint()
 	for range rows {
 		p := wire.NodeID(rd.Uvarint())
