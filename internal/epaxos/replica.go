@@ -330,6 +330,12 @@ func (r *Replica) Status() protocol.Status {
 		Applied: r.stats.executedSet, Digest: r.store.Digest()}
 }
 
+// Read returns a key's value in this replica's executed state, for tests.
+func (r *Replica) Read(key string) ([]byte, bool) {
+	v, ok := r.store.Read(key)
+	return v.Value, ok
+}
+
 // Metrics implements protocol.Replica.
 func (r *Replica) Metrics() protocol.Metrics {
 	m := protocol.Metrics{Status: r.Status(), Batch: len(r.batch), AwaitingReply: len(r.waiting),
