@@ -408,9 +408,7 @@ func TestCheckedSessionExpiry(t *testing.T) {
 	}
 	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
-			if p, _ := protocols.Lookup(name); p.Leaderless {
-				t.Skip("EPaxos does not expire sessions yet (docs/protocols.md)")
-			}
+			skipWithoutSessionExpiry(t, name)
 			var forgotten uint64
 			for seed := uint64(1); seed <= seeds; seed++ {
 				n := 3 + 2*int(seed/2%2)

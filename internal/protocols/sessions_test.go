@@ -22,6 +22,7 @@ import (
 func TestIdleSessionsAreForgotten(t *testing.T) {
 	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
+			skipWithoutSessionExpiry(t, name)
 			c := newExpiringCluster(t, name)
 			cl := c.AddClient(0)
 			c.put(cl, watched, key, "a", wire.Strong)

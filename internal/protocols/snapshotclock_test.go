@@ -190,6 +190,7 @@ func snapshotClockScenario(t *testing.T, name string) checker.Result {
 func TestSnapshotClockKeepsRetriesExactlyOnce(t *testing.T) {
 	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
+			skipWithoutSessionExpiry(t, name)
 			res := snapshotClockScenario(t, name)
 			require.NoError(t, res.Err)
 			require.True(t, res.Clean(), "%v", res.Violations)
