@@ -191,13 +191,9 @@ func (r *Replica) execute(inst *instance) {
 	r.gc.executed(inst.id)
 }
 
-// slot is the store's slot of an instance's i-th operation: the same on
-// every replica, though not in the order replicas execute (there is no
-// log), so revisions name a write but do not order writes of different
-// keys.
-func slot(id wire.Instance, i int) uint64 {
-	return id.Num<<20 | uint64(i)<<8 | uint64(id.Replica)
-}
+// slot is the store's slot of an instance's i-th operation (see
+// wire.Instance.Slot).
+func slot(id wire.Instance, i int) uint64 { return id.Slot(i) }
 
 // mix is splitmix64's finaliser: instances' fingerprints XOR into a set's.
 func mix(x uint64) uint64 {

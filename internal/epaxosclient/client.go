@@ -172,16 +172,17 @@ func (c *Client) observe(sess, slot uint64) {
 	if slot == 0 {
 		return
 	}
-	id := wire.Instance{Replica: wire.NodeID(slot & 0xff), Num: slot >> 20}
+	id := wire.SlotInstance(slot)
 	if !slices.Contains(c.observed[sess], id) {
 		c.observed[sess] = append(c.observed[sess], id)
 	}
 }
 
 // learn notes the instance of an operation of the session (its Slot; see
-// the epaxos package's slot).
+// wire.Instance.Slot).
 func (c *Client) learn(sess, slot uint64) {
-	row, num := wire.NodeID(slot&0xff), slot>>20
+	inst := wire.SlotInstance(slot)
+	row, num := inst.Replica, inst.Num
 	rows := c.after[sess]
 	if rows == nil {
 		rows = make(map[wire.NodeID]uint64)

@@ -24,6 +24,17 @@ func (i Instance) Compare(o Instance) int {
 
 func (i Instance) String() string { return fmt.Sprintf("%d.%d", i.Replica, i.Num) }
 
+// Slot is the store's slot of the instance's op-th operation: the same on
+// every replica (EPaxos has no log; a slot names a write, it does not
+// order writes of different keys). Replies carry it, and EPaxos-HO's
+// client reads the instance back with SlotInstance.
+func (i Instance) Slot(op int) uint64 { return i.Num<<20 | uint64(op)<<8 | uint64(i.Replica) }
+
+// SlotInstance is the instance a Slot names.
+func SlotInstance(slot uint64) Instance {
+	return Instance{Replica: NodeID(slot & 0xff), Num: slot >> 20}
+}
+
 // EPaxosKind says which step of EPaxos a message takes.
 type EPaxosKind uint8
 
