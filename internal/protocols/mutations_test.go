@@ -63,6 +63,7 @@ func TestScenariosCatchSMRMutations(t *testing.T) {
 	for _, tc := range cases {
 		for _, name := range protocols.Names() {
 			t.Run(fmt.Sprintf("%s/%s", tc.mutation, name), func(t *testing.T) {
+				skipWithoutSessionExpiry(t, name)
 				require.NoError(t, smr.Break(tc.mutation))
 				defer smr.Repair()
 				got := tc.scenario(t, name)
