@@ -35,4 +35,7 @@ type mutationFlags struct {
 	// readIgnoresAfter (EPaxos-HO): a weak read is answered at once,
 	// whatever its session saw elsewhere.
 	readIgnoresAfter bool
+	// thriftyFastQuorum: the optimised fast quorum, F + ⌊(F+1)/2⌋ (3 of
+	// 5), without the TryPreAccept phase its recovery needs.
+	thriftyFastQuorum bool
 }

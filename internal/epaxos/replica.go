@@ -142,8 +142,13 @@ func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
 
 // majority is a classic quorum; fastQuorum the replicas, the command
 // leader included, whose agreement commits at ballot 0.
-func (r *Replica) majority() int   { return quorum.Majority(r.n) }
-func (r *Replica) fastQuorum() int { return max(r.n-1, r.majority()) }
+func (r *Replica) majority() int { return quorum.Majority(r.n) }
+func (r *Replica) fastQuorum() int {
+	if f := (r.n - 1) / 2; broken.thriftyFastQuorum {
+		return f + (f+1)/2
+	}
+	return max(r.n-1, r.majority())
+}
 
 func (r *Replica) send(to wire.NodeID, m wire.Message) {
 	r.msgs = append(r.msgs, wire.Envelope{To: to, Msg: m})

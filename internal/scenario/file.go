@@ -15,19 +15,46 @@ import (
 // mutation test show that a scenario fails when its bug is put back, which
 // datadriven's runner, failing the test, cannot.
 func Mismatches(t *testing.T, path string) []string {
+	var diffs []string
+	runFile(t, path, func(c fileCase, got string) {
+		if got != c.want {
+			diffs = append(diffs, fmt.Sprintf("%s: %s\n got:\n%s want:\n%s", c.pos, c.line, got, c.want))
+		}
+	})
+	return diffs
+}
+
+// Findings runs the scenario file at path and returns what each check
+// command that did not find the history clean printed: the checker's
+// verdict, not a changed trace, is what shows a bug caught.
+func Findings(t *testing.T, path string) []string {
+	var found []string
+	runFile(t, path, func(c fileCase, got string) {
+		if c.cmd != "check" {
+			return
+		}
+		for line := range strings.Lines(got) {
+			if strings.HasPrefix(line, "clean: ") {
+				return
+			}
+		}
+		found = append(found, fmt.Sprintf("%s: %s\n%s", c.pos, c.line, got))
+	})
+	return found
+}
+
+// runFile runs the file's commands in order, handing each with its output
+// to visit.
+func runFile(t *testing.T, path string, visit func(c fileCase, got string)) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &env{}
-	var diffs []string
 	for _, c := range parse(string(data)) {
 		d := &datadriven.TestData{Pos: c.pos, Cmd: c.cmd, CmdArgs: c.args}
-		if got := e.do(t, d); got != c.want {
-			diffs = append(diffs, fmt.Sprintf("%s: %s\n got:\n%s want:\n%s", c.pos, c.line, got, c.want))
-		}
+		visit(c, e.do(t, d))
 	}
-	return diffs
 }
 
 type fileCase struct {

@@ -24,3 +24,16 @@ func TestMismatchesAgreesWithTheFiles(t *testing.T) {
 	require.Len(t, diffs, 1)
 	require.Contains(t, diffs[0], "line 3: cluster protocol=raft")
 }
+
+// TestFindingsReportsOnlyVerdicts: a check that finds the history clean is
+// no finding, whatever else its output holds; one that finds a violation
+// is.
+func TestFindingsReportsOnlyVerdicts(t *testing.T) {
+	dir := t.TempDir()
+	clean := filepath.Join(dir, "clean.txt")
+	script := "cluster protocol=raft replicas=3\n----\nwrong\n\nclient a at=L\n----\nwrong\n\n" +
+		"put a 1 7 x strong\n----\nwrong\n\nrun\n----\nwrong\n\ncheck\n----\nwrong\n"
+	require.NoError(t, os.WriteFile(clean, []byte(script), 0o644))
+	require.Empty(t, Findings(t, clean))
+	require.NotEmpty(t, Mismatches(t, clean))
+}

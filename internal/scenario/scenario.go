@@ -53,6 +53,8 @@ type env struct {
 	events   []history.Event
 	out      strings.Builder
 	trace    map[wire.Type]bool
+	// hide: descriptions, by their first word, left out of the trace.
+	hide []string
 	// quiet keeps the warm-up out of the output.
 	quiet bool
 }
@@ -349,15 +351,26 @@ func value(found bool, v []byte) string {
 }
 
 func (e *env) delivered(from, to wire.NodeID, m wire.Message) {
-	if e.trace[m.Type()] && !e.quiet {
-		e.printf("%v %s -> %s %s\n", e.s.Now().Round(time.Millisecond), e.name(from), e.name(to), describe(m))
+	if !e.trace[m.Type()] || e.quiet {
+		return
 	}
+	text := describe(m)
+	if first, _, _ := strings.Cut(text, " "); slices.Contains(e.hide, first) {
+		return
+	}
+	e.printf("%v %s -> %s %s\n", e.s.Now().Round(time.Millisecond), e.name(from), e.name(to), text)
 }
 
 // trace [TYPE…] shows the messages of those types (request, reply, raft,
 // recover, epaxos, …) as they are delivered; trace with no type stops it.
+// hide=WORD,… leaves out the messages whose description starts with one
+// of the words (hide=executed: EPaxos's periodic executed notices).
 func (e *env) setTrace(d *datadriven.TestData) {
 	e.trace = map[wire.Type]bool{}
+	e.hide = nil
+	if h := arg(d, "hide", ""); h != "" {
+		e.hide = strings.Split(h, ",")
+	}
 	for _, p := range positional(d) {
 		found := false
 		for t := wire.TypeHello; !strings.HasPrefix(t.String(), "type("); t++ {
