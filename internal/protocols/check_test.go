@@ -30,7 +30,7 @@ import (
 
 var (
 	long        = flag.Bool("long", false, "run thousands of checked simulation seeds")
-	faultSeeds  = flag.Int("fault-seeds", 150, "seeds per protocol and size for TestCheckedFaults")
+	faultSeeds  = flag.Int("fault-seeds", 200, "seeds per protocol and size for TestCheckedFaults")
 	faultKeys   = flag.Int("fault-keys", 0, "keys of TestCheckedFaults's workload (0: 6 and 64 by turns)")
 	lingerSeeds = flag.Int("linger-seeds", 40, "seeds per protocol and size for TestNothingLingersAfterFaults")
 	faultFirst  = flag.Uint64("fault-first", 1, "first seed of TestCheckedFaults (to replay one: -fault-first S -fault-seeds 1)")
@@ -821,7 +821,7 @@ func forgetfulHT(o protocols.ClientOptions) clientcore.Core {
 // checked, a final strong read of every written key included. A failure
 // prints the seed, the profile, the schedule and the faults. Swarm seeds
 // cost more than the former nemesis's (snapshots, idle spells under
-// session expiry): 150 take about a fifth longer than 200 of the former.
+// session expiry): 150 took about a fifth longer than 200 of the former.
 func TestCheckedFaults(t *testing.T) {
 	seeds := uint64(*faultSeeds)
 	switch {
