@@ -11,7 +11,8 @@ import (
 // Crash is a replica crash a run injects: SIGKILL, then optionally a
 // restart from the replica's data directory.
 type Crash struct {
-	// Target is "leader", "follower" or "all".
+	// Target is "leader", "follower" or "all". A leaderless protocol's
+	// leader is the replica at the first client's site (see victims).
 	Target string
 	// After is the time from the start of the run to the kill.
 	After time.Duration
@@ -126,9 +127,14 @@ func (r *run) crashAt(ctx context.Context, start time.Time, c Crash) (stop func(
 	}
 }
 
-// victims picks the replicas a crash kills.
+// victims picks the replicas a crash kills. A leaderless protocol's
+// "leader" is the replica at the first client's site: it leads that
+// client's commands, which must go elsewhere while it is down.
 func (r *run) victims(target string) ([]uint64, error) {
 	leader := r.clients[0].c.Leader()
+	if r.proto.Leaderless {
+		leader = r.replicaAt(r.clients[0].site)
+	}
 	var ids []uint64
 	for _, p := range r.procs.List() {
 		if !p.Running() {
@@ -145,6 +151,16 @@ func (r *run) victims(target string) ([]uint64, error) {
 		return nil, fmt.Errorf("no running replica is the %s (client believes %d leads)", target, leader)
 	}
 	return ids, nil
+}
+
+// replicaAt returns the first replica at site, 0 if none is.
+func (r *run) replicaAt(site string) uint64 {
+	for _, rep := range r.cfg.Replicas {
+		if rep.Site == site {
+			return rep.ID
+		}
+	}
+	return 0
 }
 
 func describeVictims(target string, ids []uint64) string {
