@@ -38,4 +38,7 @@ type mutationFlags struct {
 	// thriftyFastQuorum: the optimised fast quorum, F + ⌊(F+1)/2⌋ (3 of
 	// 5), without the TryPreAccept phase its recovery needs.
 	thriftyFastQuorum bool
+	// reissueAnywhere (EPaxos-HO): a reissued weak write takes effect
+	// whatever its session applied since.
+	reissueAnywhere bool
 }

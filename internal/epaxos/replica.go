@@ -84,6 +84,8 @@ type Replica struct {
 
 type stats struct {
 	fast, slow, recoveries, noops, executed uint64
+	// superseded counts reissued weak writes left out (see execute).
+	superseded uint64
 	// executedSet fingerprints the set of executed instances, whatever
 	// the order: two replicas with equal ones executed the same
 	// instances (see Status).
@@ -286,6 +288,12 @@ func (r *Replica) Flush() {
 	var after []wire.Instance
 	for i, req := range r.batch {
 		c.Ops[i], c.AckedBelow[i] = req.Op, req.AckedBelow
+		if req.Flags&wire.FlagReissue != 0 {
+			if c.Reissued == nil {
+				c.Reissued = make([]bool, len(r.batch))
+			}
+			c.Reissued[i] = true
+		}
 		after = append(after, req.After...)
 	}
 	clear(r.batch)
@@ -355,6 +363,7 @@ func (r *Replica) Metrics() protocol.Metrics {
 		{Name: "epaxos_slow_commits_total", Help: "Instances this replica committed after an accept phase.", Counter: true, Value: float64(r.stats.slow)},
 		{Name: "epaxos_recoveries_total", Help: "Recoveries this replica started.", Counter: true, Value: float64(r.stats.recoveries)},
 		{Name: "epaxos_noops_total", Help: "Instances recovery committed as no-ops, seen by this replica.", Counter: true, Value: float64(r.stats.noops)},
+		{Name: "epaxos_reissued_superseded_total", Help: "Reissued weak writes left out because a later operation of their session took effect first.", Counter: true, Value: float64(r.stats.superseded)},
 		{Name: "epaxos_instances", Help: "Instances held in memory.", Value: float64(len(r.instances))},
 		{Name: "epaxos_uncommitted", Help: "Known instances not committed yet.", Value: float64(len(r.uncommitted))},
 		{Name: "epaxos_key_writes", Help: "Keys whose last executed write the conflict index remembers.", Value: float64(r.conf.lastWrites())},

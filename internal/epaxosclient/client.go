@@ -21,7 +21,9 @@
 // (wire.Request.Writes) completes, or, when neither comes, the client sends
 // it again as a strong operation. Until then it stays counted in the
 // session's AckedBelow, so no replica takes a copy of it for one it has
-// forgotten.
+// forgotten. A copy is marked reissued (wire.FlagReissue): it takes effect
+// only where no later operation of its session has (see the epaxos
+// package's execute).
 package epaxosclient
 
 import (
@@ -264,6 +266,11 @@ func (c *Client) Tick() {
 	for _, p := range due {
 		p.req.Op.Level = wire.Strong
 		p.req.Flags |= wire.FlagRetry
+		if _, ok := c.unconfirmed[p.req.Op.ID]; ok {
+			// Acknowledged once: it must not take effect after what
+			// the session did since (see the epaxos package's execute).
+			p.req.Flags |= wire.FlagReissue
+		}
 		p.req.AckedBelow = c.sessions.AckedBelow(p.req.Op.ID.Session)
 		c.send(p)
 	}

@@ -53,3 +53,19 @@ func skipWithoutSessionExpiry(t *testing.T, name string) {
 		t.Skip("EPaxos has no log clock and does not expire sessions yet")
 	}
 }
+
+// reissueSeed is the long-mode seed (TestCheckedFaults, N = 3) at which an
+// EPaxos-HO weak write, acknowledged by a replica cut off from the others,
+// was sent again as strong after recovery had replaced its instance with a
+// no-op; the copy executed after a later write of its session, which the
+// cut-off replica's instance carried through, and a session that had read
+// that later write read the older value back (W4).
+const reissueSeed = 2537
+
+// TestEPaxosHOReissueKeepsSessionOrder replays that seed: a reissued weak
+// write that finds a later operation of its session applied is left out.
+func TestEPaxosHOReissueKeepsSessionOrder(t *testing.T) {
+	res := checkedRun(t, "epaxos-ho", 3, reissueSeed, mutation{faults: true, swarm: true})
+	require.NoError(t, res.Err)
+	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+}

@@ -320,6 +320,10 @@ const (
 	flagWrites RequestFlags = 1 << 5
 )
 
+// Every flag a request may carry lies below the wire-only marks: a new
+// flag that reached them would fail to compile here.
+const _ = flagWrites - knownRequestFlags - 1
+
 func (r *Request) decode(d *decoder) {
 	d.op(&r.Op)
 	r.AckedBelow = d.uvarint()

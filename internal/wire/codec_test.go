@@ -177,6 +177,12 @@ func samples() []sample {
 			Writes: []Op{{ID: OpID{Session: 4, Seq: 3}, Level: Weak, Kind: Put, Key: "a", Value: []byte("v")},
 				{ID: OpID{Session: 4, Seq: 5}, Level: Weak, Kind: Delete, Key: "b"}}}},
 		{"epaxos-executed", &EPaxos{Kind: EExecuted, Executed: []uint64{9, 0, 1 << 33}}},
+		{"epaxos-reissued", &EPaxos{Kind: ECommit, Instance: Instance{Replica: 3, Num: 8},
+			Command: Command{Ops: []Op{{ID: OpID{Session: 5, Seq: 1}, Level: Weak, Kind: Put, Key: "a"},
+				{ID: OpID{Session: 5, Seq: 4}, Kind: Get, Key: "a"}}, AckedBelow: []uint64{1 << 40, 3},
+				Reissued: []bool{true, false}}}},
+		{"request-reissue", &Request{Op: Op{ID: OpID{Session: 4, Seq: 3}, Kind: Put, Key: "a"}, AckedBelow: 5,
+			Flags: FlagRetry | FlagReissue}},
 	}
 	return append(s, raftSamples()...)
 }
@@ -476,7 +482,7 @@ func TestDecodeMalformed(t *testing.T) {
 		{"request bad level", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{2, 0}, uv(0), uv(0), uv(0), uv(0), []byte{0}), "bad level"},
 		{"request bad kind", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 5}, uv(0), uv(0), uv(0), uv(0), []byte{0}), "bad level 0 or kind 5"},
 		{"request key beyond input", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 1}, uv(1000), []byte("short")), "truncated"},
-		{"request unknown flags", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 1}, uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), []byte{byte(knownRequestFlags + 1)}), "bad request flags"},
+		{"request unknown flags", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 1}, uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), []byte{byte(^(knownRequestFlags | flagAfter | flagWrites))}), "bad request flags"},
 		{"request flag 0x80", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 1}, uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), []byte{0x80}), "bad request flags 0x80"},
 		{"request read-after count beyond input", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 1}, uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), uv(0), uv(50), []byte{0}), "exceeds input"},
 		{"request value beyond input", cat([]byte{byte(TypeRequest)}, uv(1), uv(1), []byte{0, 1}, uv(0), uv(1000), []byte("short")), "truncated"},

@@ -116,7 +116,13 @@ type Command struct {
 	Ops  []Op
 	// AckedBelow holds, for each of Ops, its request's AckedBelow.
 	AckedBelow []uint64
+	// Reissued marks, for each of Ops, a request sent with FlagReissue;
+	// nil when none was.
+	Reissued []bool
 }
+
+// IsReissued reports whether the command's i-th operation was reissued.
+func (c *Command) IsReissued(i int) bool { return i < len(c.Reissued) && c.Reissued[i] }
 
 // EPaxos is one message of the EPaxos protocol between replicas; which
 // fields matter depends on Kind.
@@ -201,8 +207,9 @@ func (m *EPaxos) decode(d *decoder) {
 	}
 }
 
-// AppendCommand appends a command's ops and their AckedBelow (not its
-// Noop flag, which the message or record carrying it holds).
+// AppendCommand appends a command's ops, each with its AckedBelow and
+// whether it was reissued (not its Noop flag, which the message or record
+// carrying it holds).
 func AppendCommand(b []byte, c *Command) []byte {
 	b = binary.AppendUvarint(b, uint64(len(c.Ops)))
 	for i := range c.Ops {
@@ -211,7 +218,11 @@ func AppendCommand(b []byte, c *Command) []byte {
 		if i < len(c.AckedBelow) {
 			acked = c.AckedBelow[i]
 		}
-		b = binary.AppendUvarint(b, acked)
+		var reissued uint64
+		if c.IsReissued(i) {
+			reissued = 1
+		}
+		b = binary.AppendUvarint(b, acked<<1|reissued)
 	}
 	return b
 }
@@ -233,7 +244,14 @@ func (d *decoder) command(c *Command) {
 		c.AckedBelow = make([]uint64, n)
 		for i := range c.Ops {
 			d.op(&c.Ops[i])
-			c.AckedBelow[i] = d.uvarint()
+			v := d.uvarint()
+			c.AckedBelow[i] = v >> 1
+			if v&1 != 0 {
+				if c.Reissued == nil {
+					c.Reissued = make([]bool, n)
+				}
+				c.Reissued[i] = true
+			}
 		}
 	}
 }
