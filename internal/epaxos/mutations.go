@@ -41,4 +41,7 @@ type mutationFlags struct {
 	// reissueAnywhere (EPaxos-HO): a reissued weak write takes effect
 	// whatever its session applied since.
 	reissueAnywhere bool
+	// noFragments (EPaxos-HO): recovery proposes a no-op in an instance
+	// no replica holds the command of, whatever clients said it held.
+	noFragments bool
 }

@@ -188,11 +188,16 @@ func (r *Replica) onPrepare(from wire.NodeID, m *wire.EPaxos) {
 	r.sendAfter(from, r.state(m))
 }
 
-// state is this replica's prepare reply: what it holds of the instance.
+// state is this replica's prepare reply: what it holds of the instance;
+// of one it holds nothing of, the weak writes clients said it holds
+// (see noteFragment).
 func (r *Replica) state(m *wire.EPaxos) *wire.EPaxos {
 	inst := r.instances[m.Instance]
 	rep := reply(wire.EPrepareReply, m)
 	rep.Status, rep.AcceptedBallot, rep.Agreed, rep.Command, rep.Deps = inst.status, inst.vbal, inst.agreed, inst.cmd, inst.deps
+	if inst.status == wire.EUnknown {
+		rep.Command = wire.Command{Ops: r.fragments[inst.id]}
+	}
 	return rep
 }
 
@@ -303,6 +308,7 @@ func (r *Replica) commit(inst *instance, cmd wire.Command, deps []wire.Instance)
 	inst.deps = deps
 	inst.coord = nil
 	delete(r.uncommitted, inst.id)
+	delete(r.fragments, inst.id)
 	if cmd.Noop {
 		r.stats.noops++
 	}

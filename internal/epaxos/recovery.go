@@ -47,12 +47,15 @@ func (r *Replica) decide(inst *instance) {
 	c := inst.coord
 	var best, anyCmd *wire.EPaxos
 	var agreed []*wire.EPaxos
+	var fragments []wire.Op
 	for _, from := range r.peers {
 		rep := c.replies[from]
 		if rep == nil {
 			continue
 		}
 		switch rep.Status {
+		case wire.EUnknown:
+			fragments = mergeFragments(fragments, rep.Command.Ops)
 		case wire.ECommitted, wire.EExecutedStatus:
 			r.commitAndTell(inst, rep.Command, rep.Deps)
 			return
@@ -87,9 +90,45 @@ func (r *Replica) decide(inst *instance) {
 			}
 		}
 		r.preAcceptAgain(inst, c.ballot, anyCmd.Command, initial)
+	case len(fragments) > 0 && !broken.noFragments:
+		// Nothing can have committed at a lower ballot, so any command
+		// may: the weak writes clients said the instance held take the
+		// place they were acknowledged in, before what their sessions
+		// did next in the same row, rather than being lost.
+		r.stats.fragments++
+		r.preAcceptAgain(inst, c.ballot, wire.Command{Ops: fragments, AckedBelow: make([]uint64, len(fragments))}, nil)
 	default:
 		r.accept(inst, c.ballot, wire.Command{Noop: true}, nil)
 	}
+}
+
+// noteFragment records a weak write a client says was acknowledged at
+// slot (wire.Request.WriteSlots, AckedAt), unless this replica holds that
+// instance's command: should the instance's replica be cut off before any
+// other received it, recovery here, or at a replica this one answers,
+// proposes such writes in it rather than a no-op (see decide).
+func (r *Replica) noteFragment(op wire.Op, slot uint64) {
+	id := wire.SlotInstance(slot)
+	if slot == 0 || id.Replica == 0 || id.Replica == r.id || r.gc.forgotten(id) {
+		return
+	}
+	if inst := r.instances[id]; inst != nil && inst.status != wire.EUnknown {
+		return
+	}
+	r.fragments[id] = mergeFragments(r.fragments[id], []wire.Op{op})
+}
+
+// mergeFragments adds ops to a fragment list, once each, in identity
+// order: every replica that merges the same writes proposes the same
+// command.
+func mergeFragments(frags, ops []wire.Op) []wire.Op {
+	for _, op := range ops {
+		if !slices.ContainsFunc(frags, func(f wire.Op) bool { return f.ID == op.ID }) {
+			frags = append(frags, op)
+		}
+	}
+	slices.SortFunc(frags, func(a, b wire.Op) int { return a.ID.Compare(b.ID) })
+	return frags
 }
 
 // preAcceptAgain runs the pre-accept phase again at recovery ballot b:

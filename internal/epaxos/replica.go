@@ -73,6 +73,9 @@ type Replica struct {
 	// proposed holds the operations this replica put in an instance that
 	// has not executed, so that a retry is not proposed again.
 	proposed map[wire.OpID]wire.Instance
+	// fragments holds what clients said of instances this replica holds
+	// no command of (see noteFragment).
+	fragments map[wire.Instance][]wire.Op
 
 	disk    raftlog.Disk
 	records recordLog
@@ -84,8 +87,9 @@ type Replica struct {
 
 type stats struct {
 	fast, slow, recoveries, noops, executed uint64
-	// superseded counts reissued weak writes left out (see execute).
-	superseded uint64
+	// superseded counts reissued weak writes left out (see execute);
+	// fragments the recoveries that proposed clients' weak writes.
+	superseded, fragments uint64
 	// executedSet fingerprints the set of executed instances, whatever
 	// the order: two replicas with equal ones executed the same
 	// instances (see Status).
@@ -128,6 +132,7 @@ func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
 		acks:         make(map[wire.OpID]wire.NodeID),
 		notify:       make(map[wire.OpID]wire.NodeID),
 		proposed:     make(map[wire.OpID]wire.Instance),
+		fragments:    make(map[wire.Instance][]wire.Op),
 		disk:         cfg.Disk,
 		nextNum:      1,
 	}
@@ -230,6 +235,16 @@ func (r *Replica) stepEPaxos(from wire.NodeID, m *wire.EPaxos) {
 // with the weak path, a weak read is answered from the state and a weak
 // write once its instance is recorded here.
 func (r *Replica) request(from wire.NodeID, req *wire.Request) {
+	for i := range req.WriteSlots {
+		if i < len(req.Writes) {
+			r.noteFragment(req.Writes[i], req.WriteSlots[i])
+		}
+	}
+	if req.Flags&wire.FlagReissue != 0 {
+		w := req.Op
+		w.Level = wire.Weak
+		r.noteFragment(w, req.AckedAt)
+	}
 	if r.isWeakRead(&req.Op) {
 		r.weakRead(from, req)
 		return
@@ -363,6 +378,7 @@ func (r *Replica) Metrics() protocol.Metrics {
 		{Name: "epaxos_slow_commits_total", Help: "Instances this replica committed after an accept phase.", Counter: true, Value: float64(r.stats.slow)},
 		{Name: "epaxos_recoveries_total", Help: "Recoveries this replica started.", Counter: true, Value: float64(r.stats.recoveries)},
 		{Name: "epaxos_noops_total", Help: "Instances recovery committed as no-ops, seen by this replica.", Counter: true, Value: float64(r.stats.noops)},
+		{Name: "epaxos_recovered_from_clients_total", Help: "Recoveries that proposed, in an instance no replica held the command of, the weak writes clients said it held.", Counter: true, Value: float64(r.stats.fragments)},
 		{Name: "epaxos_reissued_superseded_total", Help: "Reissued weak writes left out because a later operation of their session took effect first.", Counter: true, Value: float64(r.stats.superseded)},
 		{Name: "epaxos_instances", Help: "Instances held in memory.", Value: float64(len(r.instances))},
 		{Name: "epaxos_uncommitted", Help: "Known instances not committed yet.", Value: float64(len(r.uncommitted))},

@@ -66,6 +66,9 @@ type pending struct {
 	// observed the session's observed writes its After names.
 	carried  []wire.OpID
 	observed []wire.Instance
+	// ackedAt is, for an acknowledged weak write, the slot its replica
+	// acknowledged it at.
+	ackedAt uint64
 }
 
 // New builds a client core whose operations go to closest first; with
@@ -106,7 +109,7 @@ func (c *Client) send(p *pending) {
 // carry puts the session's unconfirmed weak writes issued before p in its
 // request.
 func (c *Client) carry(p *pending) {
-	p.req.Writes, p.carried = p.req.Writes[:0], p.carried[:0]
+	p.req.Writes, p.req.WriteSlots, p.carried = p.req.Writes[:0], p.req.WriteSlots[:0], p.carried[:0]
 	id := p.req.Op.ID
 	for _, w := range c.unconfirmed {
 		if w.op.ID.Session == id.Session && w.op.ID.Seq < id.Seq {
@@ -116,6 +119,10 @@ func (c *Client) carry(p *pending) {
 	slices.SortFunc(p.req.Writes, func(a, b wire.Op) int { return a.ID.Compare(b.ID) })
 	for i := range p.req.Writes {
 		p.carried = append(p.carried, p.req.Writes[i].ID)
+		p.req.WriteSlots = append(p.req.WriteSlots, c.unconfirmed[p.req.Writes[i].ID].ackedAt)
+	}
+	if len(p.req.Writes) == 0 {
+		p.req.WriteSlots = nil
 	}
 }
 
@@ -220,7 +227,7 @@ func (c *Client) Step(_ wire.NodeID, m wire.Message) {
 	delete(c.pending, rep.ID)
 	c.completed(p, rep)
 	if rep.Kind == wire.ReplyWeak && p.op.Kind.IsWrite() && rep.Applied == 0 {
-		p.age, p.req.Op.Level = 0, wire.Strong
+		p.age, p.req.Op.Level, p.ackedAt = 0, wire.Strong, rep.Slot
 		c.unconfirmed[rep.ID] = p
 	} else {
 		c.sessions.Finish(rep.ID)
@@ -270,6 +277,7 @@ func (c *Client) Tick() {
 			// Acknowledged once: it must not take effect after what
 			// the session did since (see the epaxos package's execute).
 			p.req.Flags |= wire.FlagReissue
+			p.req.AckedAt = p.ackedAt
 		}
 		p.req.AckedBelow = c.sessions.AckedBelow(p.req.Op.ID.Session)
 		c.send(p)

@@ -308,7 +308,15 @@ func (r *Request) appendPayload(b []byte) []byte {
 		b = binary.AppendUvarint(b, uint64(len(r.Writes)))
 		for i := range r.Writes {
 			b = appendOp(b, &r.Writes[i])
+			var at uint64
+			if i < len(r.WriteSlots) {
+				at = r.WriteSlots[i]
+			}
+			b = binary.AppendUvarint(b, at)
 		}
+	}
+	if r.Flags&FlagReissue != 0 {
+		b = binary.AppendUvarint(b, r.AckedAt)
 	}
 	return b
 }
@@ -346,8 +354,8 @@ func (r *Request) decode(d *decoder) {
 	}
 	if r.Flags&flagWrites != 0 {
 		r.Flags &^= flagWrites
-		// An encoded op takes at least 6 bytes.
-		n := d.count(6)
+		// An encoded op takes at least 6 bytes, and its slot one more.
+		n := d.count(7)
 		if d.err == nil && n == 0 {
 			d.fail(fmt.Errorf("wire: a request's writes marked present and empty"))
 		}
@@ -355,8 +363,17 @@ func (r *Request) decode(d *decoder) {
 			r.Writes = make([]Op, n)
 			for i := range r.Writes {
 				d.op(&r.Writes[i])
+				if at := d.uvarint(); at != 0 {
+					if r.WriteSlots == nil {
+						r.WriteSlots = make([]uint64, n)
+					}
+					r.WriteSlots[i] = at
+				}
 			}
 		}
+	}
+	if r.Flags&FlagReissue != 0 {
+		r.AckedAt = d.uvarint()
 	}
 	if r.Flags&^knownRequestFlags != 0 {
 		// A flag this version does not know would be dropped silently, and

@@ -182,7 +182,11 @@ func samples() []sample {
 				{ID: OpID{Session: 5, Seq: 4}, Kind: Get, Key: "a"}}, AckedBelow: []uint64{1 << 40, 3},
 				Reissued: []bool{true, false}}}},
 		{"request-reissue", &Request{Op: Op{ID: OpID{Session: 4, Seq: 3}, Kind: Put, Key: "a"}, AckedBelow: 5,
-			Flags: FlagRetry | FlagReissue}},
+			Flags: FlagRetry | FlagReissue, AckedAt: Instance{Replica: 2, Num: 9}.Slot(3)}},
+		{"request-write-slots", &Request{Op: Op{ID: OpID{Session: 4, Seq: 9}, Key: "k"}, AckedBelow: 3,
+			Writes: []Op{{ID: OpID{Session: 4, Seq: 3}, Level: Weak, Kind: Put, Key: "a"},
+				{ID: OpID{Session: 4, Seq: 5}, Level: Weak, Kind: Put, Key: "b"}},
+			WriteSlots: []uint64{0, Instance{Replica: 1, Num: 1 << 30}.Slot(1)}}},
 	}
 	return append(s, raftSamples()...)
 }

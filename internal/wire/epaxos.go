@@ -30,6 +30,10 @@ func (i Instance) String() string { return fmt.Sprintf("%d.%d", i.Replica, i.Num
 // client reads the instance back with SlotInstance.
 func (i Instance) Slot(op int) uint64 { return i.Num<<20 | uint64(op)<<8 | uint64(i.Replica) }
 
+// SlotOp is the index, in its instance's command, of the operation a Slot
+// names.
+func SlotOp(slot uint64) int { return int(slot >> 8 & 0xfff) }
+
 // SlotInstance is the instance a Slot names.
 func SlotInstance(slot uint64) Instance {
 	return Instance{Replica: NodeID(slot & 0xff), Num: slot >> 20}

@@ -140,6 +140,15 @@ type Request struct {
 	// orders them before it, once each, so that none is lost if the
 	// replica that acknowledged it is gone.
 	Writes []Op
+	// WriteSlots holds, for each of Writes, the slot at which it was
+	// acknowledged (Instance.Slot): a replica that recovers that instance
+	// and finds no replica holding its command proposes these writes in
+	// it rather than a no-op, so each keeps its place in its session's
+	// order. Zero for one whose slot the client does not know.
+	WriteSlots []uint64
+	// AckedAt is, for a request marked FlagReissue, the slot at which its
+	// weak write was first acknowledged (as WriteSlots').
+	AckedAt uint64
 }
 
 // Position names a log entry by its index and the term that wrote it. Two
