@@ -96,10 +96,27 @@ func (r *Replica) decide(inst *instance) {
 		// place they were acknowledged in, before what their sessions
 		// did next in the same row, rather than being lost.
 		r.stats.fragments++
-		r.preAcceptAgain(inst, c.ballot, wire.Command{Ops: fragments, AckedBelow: make([]uint64, len(fragments))}, nil)
+		r.preAcceptAgain(inst, c.ballot, wire.Command{Ops: fragments, AckedBelow: make([]uint64, len(fragments))}, r.unknownBelow(inst.id))
 	default:
 		r.accept(inst, c.ballot, wire.Command{Noop: true}, nil)
 	}
+}
+
+// unknownBelow lists the instances of id's row before it that this
+// replica has not executed and holds no command of. Writes recovered from
+// clients' word follow them: one may hold an earlier write of the same
+// session, acknowledged by the same cut-off replica, that none of the
+// recovery's quorum knows either, and the dependency the row's replica
+// would have given it would otherwise be missing.
+func (r *Replica) unknownBelow(id wire.Instance) []wire.Instance {
+	var out []wire.Instance
+	for n := max(r.gc.mine[id.Replica], r.gc.dropped[id.Replica]) + 1; n < id.Num; n++ {
+		below := wire.Instance{Replica: id.Replica, Num: n}
+		if inst := r.instances[below]; inst == nil || inst.status == wire.EUnknown {
+			out = append(out, below)
+		}
+	}
+	return out
 }
 
 // noteFragment records a weak write a client says was acknowledged at
