@@ -64,7 +64,11 @@ func (r *Replica) decide(inst *instance) {
 				best = rep
 			}
 		case wire.EPreAccepted:
-			anyCmd = rep
+			// The command leader's own, pre-accepted at ballot 0, over
+			// one a recovery proposed from clients' word (a part).
+			if anyCmd == nil || rep.AcceptedBallot < anyCmd.AcceptedBallot {
+				anyCmd = rep
+			}
 			if broken.recoveryTakesAnyPreAccept && rep.AcceptedBallot == 0 {
 				r.accept(inst, c.ballot, rep.Command, rep.Deps)
 				return
@@ -80,12 +84,14 @@ func (r *Replica) decide(inst *instance) {
 	case len(agreed) >= r.n/2:
 		r.accept(inst, c.ballot, agreed[0].Command, agreed[0].Deps)
 	case anyCmd != nil:
-		// Dependencies a replica pre-accepted at ballot 0 stay: more
-		// never breaks the ordering, and they hold those the command
-		// leader added to follow its session's weak writes.
+		// Dependencies a replica pre-accepted stay, at whatever ballot:
+		// more never breaks the ordering, and they hold those the
+		// command leader added to follow its session's weak writes, and
+		// those a recovery from clients' word added to follow the
+		// instances before it in its row (see unknownBelow).
 		var initial []wire.Instance
 		for _, rep := range c.replies {
-			if rep.Status == wire.EPreAccepted && rep.AcceptedBallot == 0 {
+			if rep.Status == wire.EPreAccepted {
 				initial = union(initial, rep.Deps)
 			}
 		}
