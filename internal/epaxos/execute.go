@@ -3,7 +3,6 @@ package epaxos
 import (
 	"slices"
 
-	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
@@ -171,15 +170,6 @@ func (e *executor) component(r *Replica, first *instance) {
 
 // execute applies an instance's operations and answers the clients
 // waiting here for them.
-//
-// A reissued weak write (wire.FlagReissue) that finds a later operation of
-// its session applied is not applied: its first instance was lost, and a
-// later operation, which may have followed it, took effect before this
-// copy could. Applied now, it would undo that operation's order (a session
-// that wrote k, read it, then wrote k again would see its first value
-// come back); left out, it is one of the acknowledged weak writes EPaxos-HO
-// may lose. Every replica executes the same instances in the same order,
-// so every replica leaves it out.
 func (r *Replica) execute(inst *instance) {
 	if inst.indexed {
 		r.conf.remove(inst.id, &inst.cmd, true)
@@ -188,12 +178,7 @@ func (r *Replica) execute(inst *instance) {
 	inst.status = wire.EExecutedStatus
 	for i := range inst.cmd.Ops {
 		op := &inst.cmd.Ops[i]
-		var res kvstore.Result
-		if inst.cmd.IsReissued(i) && r.store.Superseded(op.ID) && !broken.reissueAnywhere {
-			r.stats.superseded++
-		} else {
-			res, _ = r.store.Apply(slot(inst.id, i), op, inst.cmd.AckedBelow[i])
-		}
+		res, _ := r.store.Apply(slot(inst.id, i), op, inst.cmd.AckedBelow[i])
 		delete(r.proposed, op.ID)
 		r.notifyExecuted(op, inst.id, i)
 		if to, ok := r.waiting[op.ID]; ok {

@@ -38,9 +38,6 @@ type mutationFlags struct {
 	// thriftyFastQuorum: the optimised fast quorum, F + ⌊(F+1)/2⌋ (3 of
 	// 5), without the TryPreAccept phase its recovery needs.
 	thriftyFastQuorum bool
-	// reissueAnywhere (EPaxos-HO): a reissued weak write takes effect
-	// whatever its session applied since.
-	reissueAnywhere bool
 	// noFragments (EPaxos-HO): recovery proposes a no-op in an instance
 	// no replica holds the command of, whatever clients said it held.
 	noFragments bool

@@ -7,7 +7,7 @@ import "fmt"
 // Mutations names the bugs Break can re-introduce.
 var Mutations = []string{"one-ballot", "recovery-ignores-agreement", "recovery-takes-any-preaccept",
 	"always-agreed", "promise-not-kept", "reply-at-commit", "execute-uncommitted",
-	"read-ignores-after", "thrifty-fast-quorum", "reissue-anywhere", "no-fragments"}
+	"read-ignores-after", "thrifty-fast-quorum", "no-fragments"}
 
 // Break re-introduces the named bug until Repair; for mutation tests.
 func Break(name string) error {
@@ -30,8 +30,6 @@ func Break(name string) error {
 		broken.readIgnoresAfter = true
 	case "no-fragments":
 		broken.noFragments = true
-	case "reissue-anywhere":
-		broken.reissueAnywhere = true
 	case "thrifty-fast-quorum":
 		broken.thriftyFastQuorum = true
 	default:

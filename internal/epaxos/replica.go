@@ -87,9 +87,9 @@ type Replica struct {
 
 type stats struct {
 	fast, slow, recoveries, noops, executed uint64
-	// superseded counts reissued weak writes left out (see execute);
-	// fragments the recoveries that proposed clients' weak writes.
-	superseded, fragments uint64
+	// fragments counts the recoveries that proposed clients' weak
+	// writes (see decide).
+	fragments uint64
 	// executedSet fingerprints the set of executed instances, whatever
 	// the order: two replicas with equal ones executed the same
 	// instances (see Status).
@@ -303,12 +303,6 @@ func (r *Replica) Flush() {
 	var after []wire.Instance
 	for i, req := range r.batch {
 		c.Ops[i], c.AckedBelow[i] = req.Op, req.AckedBelow
-		if req.Flags&wire.FlagReissue != 0 {
-			if c.Reissued == nil {
-				c.Reissued = make([]bool, len(r.batch))
-			}
-			c.Reissued[i] = true
-		}
 		after = append(after, req.After...)
 	}
 	clear(r.batch)
@@ -379,7 +373,6 @@ func (r *Replica) Metrics() protocol.Metrics {
 		{Name: "epaxos_recoveries_total", Help: "Recoveries this replica started.", Counter: true, Value: float64(r.stats.recoveries)},
 		{Name: "epaxos_noops_total", Help: "Instances recovery committed as no-ops, seen by this replica.", Counter: true, Value: float64(r.stats.noops)},
 		{Name: "epaxos_recovered_from_clients_total", Help: "Recoveries that proposed, in an instance no replica held the command of, the weak writes clients said it held.", Counter: true, Value: float64(r.stats.fragments)},
-		{Name: "epaxos_reissued_superseded_total", Help: "Reissued weak writes left out because a later operation of their session took effect first.", Counter: true, Value: float64(r.stats.superseded)},
 		{Name: "epaxos_instances", Help: "Instances held in memory.", Value: float64(len(r.instances))},
 		{Name: "epaxos_uncommitted", Help: "Known instances not committed yet.", Value: float64(len(r.uncommitted))},
 		{Name: "epaxos_key_writes", Help: "Keys whose last executed write the conflict index remembers.", Value: float64(r.conf.lastWrites())},

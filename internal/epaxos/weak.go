@@ -59,9 +59,10 @@ func (r *Replica) notifyExecuted(op *wire.Op, inst wire.Instance, i int) {
 // carry batches the weak writes a strong request carries ahead of it, each
 // unless it already executed or waits in an instance here: if the replica
 // that acknowledged one is gone and recovery replaced its instance with a
-// no-op, this copy takes effect, before the strong operation, unless a
-// later operation of its session took effect first (see execute); if not,
-// the copy is a duplicate the session table skips.
+// no-op (when no replica of the recovery's quorum had heard from a client
+// where it was acknowledged: see decide), this copy takes effect, before
+// the strong operation; if not, the copy is a duplicate the session table
+// skips.
 func (r *Replica) carry(req *wire.Request) {
 	for i := range req.Writes {
 		w := &req.Writes[i]
@@ -75,7 +76,7 @@ func (r *Replica) carry(req *wire.Request) {
 			continue
 		}
 		r.proposed[w.ID] = wire.Instance{}
-		r.batch = append(r.batch, &wire.Request{Op: *w, AckedBelow: req.AckedBelow, Flags: wire.FlagReissue})
+		r.batch = append(r.batch, &wire.Request{Op: *w, AckedBelow: req.AckedBelow})
 	}
 }
 

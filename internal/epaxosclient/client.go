@@ -21,9 +21,11 @@
 // (wire.Request.Writes) completes, or, when neither comes, the client sends
 // it again as a strong operation. Until then it stays counted in the
 // session's AckedBelow, so no replica takes a copy of it for one it has
-// forgotten. A copy is marked reissued (wire.FlagReissue): it takes effect
-// only where no later operation of its session has (see the epaxos
-// package's execute).
+// forgotten. Every request that carries such writes names where each was
+// acknowledged (wire.Request.WriteSlots; a strong re-send, marked
+// wire.FlagReissue, its AckedAt): should that instance be lost with its
+// replica, recovery puts the writes back in it (see the epaxos package's
+// decide), in their place in their session's order.
 package epaxosclient
 
 import (
@@ -274,8 +276,8 @@ func (c *Client) Tick() {
 		p.req.Op.Level = wire.Strong
 		p.req.Flags |= wire.FlagRetry
 		if _, ok := c.unconfirmed[p.req.Op.ID]; ok {
-			// Acknowledged once: it must not take effect after what
-			// the session did since (see the epaxos package's execute).
+			// Acknowledged once, at AckedAt: a replica recovering
+			// that instance can put it back there.
 			p.req.Flags |= wire.FlagReissue
 			p.req.AckedAt = p.ackedAt
 		}

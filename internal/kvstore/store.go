@@ -145,26 +145,6 @@ func (s *Store) Apply(slot uint64, op *wire.Op, ackedBelow uint64) (res Result, 
 	return res, false
 }
 
-// Superseded reports whether an operation of id's session with a later
-// sequence number has been applied, or id is below the session's floor
-// (Apply would take it for a duplicate): applying id now would put it
-// after an operation that came later.
-func (s *Store) Superseded(id wire.OpID) bool {
-	ss := s.sessions[id.Session]
-	if ss == nil {
-		return false
-	}
-	if id.Seq < ss.floor {
-		return true
-	}
-	for seq := range ss.results {
-		if seq > id.Seq {
-			return true
-		}
-	}
-	return false
-}
-
 // Skip advances the applied index over a slot that holds no operation.
 func (s *Store) Skip(slot uint64) { s.applied = slot }
 

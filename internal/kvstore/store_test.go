@@ -48,25 +48,6 @@ func TestForgetAcknowledged(t *testing.T) {
 	require.True(t, res.Found)
 }
 
-// TestSuperseded: an operation is superseded once a later one of its
-// session applied, or once it fell below the session's floor; not by its
-// own application, an earlier one's, or another session's.
-func TestSuperseded(t *testing.T) {
-	s := New()
-	id := func(sess, seq uint64) wire.OpID { return wire.OpID{Session: sess, Seq: seq} }
-	require.False(t, s.Superseded(id(7, 3)), "an unknown session")
-	s.Apply(1, put(7, 2, 9, "a"), 0)
-	s.Apply(2, put(7, 3, 9, "b"), 0)
-	require.False(t, s.Superseded(id(7, 3)), "its own application")
-	require.False(t, s.Superseded(id(7, 4)))
-	s.Apply(3, put(8, 9, 9, "c"), 0)
-	require.False(t, s.Superseded(id(7, 4)), "another session's operation")
-	s.Apply(4, put(7, 5, 9, "d"), 0)
-	require.True(t, s.Superseded(id(7, 4)), "a later operation of the session applied")
-	s.Apply(5, get(7, 6, 9), 6)
-	require.True(t, s.Superseded(id(7, 1)), "below the floor")
-}
-
 // TestDigestIsTheContents: the digest covers each key's value, the slot
 // that wrote it, its creation slot and its version, not how the store got
 // there; a write applied at another slot, even of the same value, shows,

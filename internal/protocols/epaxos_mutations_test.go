@@ -3,7 +3,6 @@
 package protocols_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -59,29 +58,20 @@ func TestEPaxosFaultsCatchMutations(t *testing.T) {
 	}
 }
 
-// TestReissueCatchesMutations: with reissued weak writes applied wherever
-// they land (reissue-anywhere), or with recovery deaf to what clients said
-// a lost instance held (no-fragments), the long-mode seeds that showed
-// each bug are not clean: random seeds reached each about once in 10,000
-// (N = 3).
-func TestReissueCatchesMutations(t *testing.T) {
-	cases := []struct {
-		mutations []string
-		seed      uint64
-	}{
-		{[]string{"reissue-anywhere", "no-fragments"}, reissueSeed},
-		{[]string{"no-fragments"}, fragmentSeed},
+// TestLostWritesCatchMutations: with recovery deaf to what clients said a
+// lost instance held (no-fragments), a long-mode seed that showed a weak
+// write out of its place is not clean again; random seeds reached it
+// once in 10,000 (N = 3).
+func TestLostWritesCatchMutations(t *testing.T) {
+	require.NoError(t, epaxos.Break("no-fragments"))
+	defer epaxos.Repair()
+	for _, seed := range lostWriteSeeds {
+		res := checkedRun(t, "epaxos-ho", 3, seed, mutation{faults: true, swarm: true})
+		require.NoError(t, res.Err)
+		if !res.Clean() {
+			t.Logf("caught at seed %d: %v", seed, res.Violations[0])
+			return
+		}
 	}
-	for _, tc := range cases {
-		t.Run(strings.Join(tc.mutations, "+"), func(t *testing.T) {
-			for _, m := range tc.mutations {
-				require.NoError(t, epaxos.Break(m))
-			}
-			defer epaxos.Repair()
-			res := checkedRun(t, "epaxos-ho", 3, tc.seed, mutation{faults: true, swarm: true})
-			require.NoError(t, res.Err)
-			require.False(t, res.Clean(), "seed %d checked clean with %v", tc.seed, tc.mutations)
-			t.Logf("caught: %v", res.Violations[0])
-		})
-	}
+	t.Fatalf("seeds %v checked clean with no-fragments", lostWriteSeeds)
 }

@@ -120,13 +120,7 @@ type Command struct {
 	Ops  []Op
 	// AckedBelow holds, for each of Ops, its request's AckedBelow.
 	AckedBelow []uint64
-	// Reissued marks, for each of Ops, a request sent with FlagReissue;
-	// nil when none was.
-	Reissued []bool
 }
-
-// IsReissued reports whether the command's i-th operation was reissued.
-func (c *Command) IsReissued(i int) bool { return i < len(c.Reissued) && c.Reissued[i] }
 
 // EPaxos is one message of the EPaxos protocol between replicas; which
 // fields matter depends on Kind.
@@ -211,9 +205,8 @@ func (m *EPaxos) decode(d *decoder) {
 	}
 }
 
-// AppendCommand appends a command's ops, each with its AckedBelow and
-// whether it was reissued (not its Noop flag, which the message or record
-// carrying it holds).
+// AppendCommand appends a command's ops and their AckedBelow (not its
+// Noop flag, which the message or record carrying it holds).
 func AppendCommand(b []byte, c *Command) []byte {
 	b = binary.AppendUvarint(b, uint64(len(c.Ops)))
 	for i := range c.Ops {
@@ -222,11 +215,7 @@ func AppendCommand(b []byte, c *Command) []byte {
 		if i < len(c.AckedBelow) {
 			acked = c.AckedBelow[i]
 		}
-		var reissued uint64
-		if c.IsReissued(i) {
-			reissued = 1
-		}
-		b = binary.AppendUvarint(b, acked<<1|reissued)
+		b = binary.AppendUvarint(b, acked)
 	}
 	return b
 }
@@ -248,14 +237,7 @@ func (d *decoder) command(c *Command) {
 		c.AckedBelow = make([]uint64, n)
 		for i := range c.Ops {
 			d.op(&c.Ops[i])
-			v := d.uvarint()
-			c.AckedBelow[i] = v >> 1
-			if v&1 != 0 {
-				if c.Reissued == nil {
-					c.Reissued = make([]bool, n)
-				}
-				c.Reissued[i] = true
-			}
+			c.AckedBelow[i] = d.uvarint()
 		}
 	}
 }

@@ -93,9 +93,9 @@ const (
 	// less from a far site, and the write is lost if the leader fails
 	// before it is replicated (MongoDB's write concern w:1).
 	FlagAckOnLog
-	// FlagReissue marks a weak write already acknowledged from another
-	// EPaxos-HO instance, proposed again in case that instance is lost: it
-	// takes effect only if nothing of its session after it has.
+	// FlagReissue marks a weak write already acknowledged from an
+	// EPaxos-HO instance, sent again as strong in case that instance is
+	// lost; the request's AckedAt names where it was acknowledged.
 	FlagReissue
 
 	// knownRequestFlags has every flag above set; it stays last so that a
