@@ -179,6 +179,7 @@ func (r *Replica) execute(inst *instance) {
 	for i := range inst.cmd.Ops {
 		op := &inst.cmd.Ops[i]
 		res, _ := r.store.Apply(slot(inst.id, i), op, inst.cmd.AckedBelow[i])
+		r.applyOverwrites(op, inst.cmd.OverwritesOf(i), slot(inst.id, i))
 		delete(r.proposed, op.ID)
 		r.notifyExecuted(op, inst.id, i)
 		if to, ok := r.waiting[op.ID]; ok {

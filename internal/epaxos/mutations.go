@@ -41,4 +41,10 @@ type mutationFlags struct {
 	// noFragments (EPaxos-HO): recovery proposes a no-op in an instance
 	// no replica holds the command of, whatever clients said it held.
 	noFragments bool
+	// noOverwrites (EPaxos-HO): a command names none of its session's
+	// earlier weak writes it overwrites, and a replica that sees its
+	// instance of an acknowledged weak write replaced by a no-op waits
+	// for the client to send it again; a copy of a lost write can then
+	// take effect after a later write of its session.
+	noOverwrites bool
 }

@@ -7,7 +7,7 @@ import "fmt"
 // Mutations names the bugs Break can re-introduce.
 var Mutations = []string{"one-ballot", "recovery-ignores-agreement", "recovery-takes-any-preaccept",
 	"always-agreed", "promise-not-kept", "reply-at-commit", "execute-uncommitted",
-	"read-ignores-after", "thrifty-fast-quorum", "no-fragments"}
+	"read-ignores-after", "thrifty-fast-quorum", "no-fragments", "no-overwrites"}
 
 // Break re-introduces the named bug until Repair; for mutation tests.
 func Break(name string) error {
@@ -30,6 +30,8 @@ func Break(name string) error {
 		broken.readIgnoresAfter = true
 	case "no-fragments":
 		broken.noFragments = true
+	case "no-overwrites":
+		broken.noOverwrites = true
 	case "thrifty-fast-quorum":
 		broken.thriftyFastQuorum = true
 	default:

@@ -80,12 +80,20 @@ func (r *Replica) setCommand(inst *instance, c wire.Command) {
 	}
 	if c.Noop {
 		// Operations this replica proposed in the instance are lost: a
-		// retry proposes them again.
+		// retry proposes them again, and this replica at once the weak
+		// writes it acknowledged (see reproposeLost).
+		var lost []*wire.Request
 		for i := range inst.cmd.Ops {
-			if r.proposed[inst.cmd.Ops[i].ID] == inst.id {
-				delete(r.proposed, inst.cmd.Ops[i].ID)
+			op := &inst.cmd.Ops[i]
+			if r.proposed[op.ID] != inst.id {
+				continue
+			}
+			delete(r.proposed, op.ID)
+			if _, acked := r.notify[op.ID]; acked && !broken.noOverwrites {
+				lost = append(lost, &wire.Request{Op: *op, AckedBelow: inst.cmd.AckedBelow[i]})
 			}
 		}
+		r.reproposeLost(lost)
 	}
 	inst.cmd = c
 	if inst.status < wire.EExecutedStatus && !c.Noop {

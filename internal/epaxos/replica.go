@@ -90,6 +90,10 @@ type stats struct {
 	// fragments counts the recoveries that proposed clients' weak
 	// writes (see decide).
 	fragments uint64
+	// overwritten counts the weak writes counted as applied because a
+	// later write of their session overwrote them first (see
+	// applyOverwrites).
+	overwritten uint64
 	// executedSet fingerprints the set of executed instances, whatever
 	// the order: two replicas with equal ones executed the same
 	// instances (see Status).
@@ -304,6 +308,12 @@ func (r *Replica) Flush() {
 	for i, req := range r.batch {
 		c.Ops[i], c.AckedBelow[i] = req.Op, req.AckedBelow
 		after = append(after, req.After...)
+		if over := r.overwrites(&req.Op); len(over) > 0 {
+			if c.Overwrites == nil {
+				c.Overwrites = make([][]uint64, len(r.batch))
+			}
+			c.Overwrites[i] = over
+		}
 	}
 	clear(r.batch)
 	r.batch = r.batch[:0]
@@ -373,6 +383,7 @@ func (r *Replica) Metrics() protocol.Metrics {
 		{Name: "epaxos_recoveries_total", Help: "Recoveries this replica started.", Counter: true, Value: float64(r.stats.recoveries)},
 		{Name: "epaxos_noops_total", Help: "Instances recovery committed as no-ops, seen by this replica.", Counter: true, Value: float64(r.stats.noops)},
 		{Name: "epaxos_recovered_from_clients_total", Help: "Recoveries that proposed, in an instance no replica held the command of, the weak writes clients said it held.", Counter: true, Value: float64(r.stats.fragments)},
+		{Name: "epaxos_overwritten_weak_writes_total", Help: "Weak writes counted as applied, without effect, because a later write of their session to the same key executed first (their instance was lost).", Counter: true, Value: float64(r.stats.overwritten)},
 		{Name: "epaxos_instances", Help: "Instances held in memory.", Value: float64(len(r.instances))},
 		{Name: "epaxos_uncommitted", Help: "Known instances not committed yet.", Value: float64(len(r.uncommitted))},
 		{Name: "epaxos_key_writes", Help: "Keys whose last executed write the conflict index remembers.", Value: float64(r.conf.lastWrites())},

@@ -239,3 +239,84 @@ func (r *Replica) ownWrites(op *wire.Op, covers func(string) bool) []wire.KeyWri
 	})
 	return writes
 }
+
+// A weak write W acknowledged here can lose its instance: cut off from
+// the others, this replica goes on acknowledging its session's writes
+// while recovery elsewhere replaces W's instance with a no-op. A copy of
+// W taken up later (carried by a strong operation, sent again by its
+// client, proposed again here) must not take effect after a later write
+// of its session to the same key, which would undo that write's place in
+// session order. So a command names, for each write it holds, the
+// session's earlier weak writes of its key it overwrites (overwrites);
+// executing the write counts them as applied where they have not been
+// (applyOverwrites), which makes any later copy a duplicate. Every
+// replica executes the command at the same point, so all agree.
+
+// overwrites lists the seqs of op's session's earlier weak writes of op's
+// key that wait here unexecuted, in an instance of any row. Each is among
+// op's dependencies (a session's commands all conflict), so it executes
+// before op unless recovery replaced its instance with a no-op or one
+// component holds both.
+func (r *Replica) overwrites(op *wire.Op) []uint64 {
+	if !r.opts.WeakPath || op.Kind != wire.Put && op.Kind != wire.Delete || broken.noOverwrites {
+		return nil
+	}
+	e := r.conf.sessions[op.ID.Session]
+	if e == nil {
+		return nil
+	}
+	var seqs []uint64
+	for _, p := range e.pending {
+		inst := r.instances[p.id]
+		if inst == nil {
+			continue
+		}
+		for i := range inst.cmd.Ops {
+			w := &inst.cmd.Ops[i]
+			if w.ID.Session != op.ID.Session || w.ID.Seq >= op.ID.Seq || w.Key != op.Key || !r.isWeakWrite(w) {
+				continue
+			}
+			if _, outcome := r.store.Lookup(w.ID); outcome == kvstore.Unknown && !slices.Contains(seqs, w.ID.Seq) {
+				seqs = append(seqs, w.ID.Seq)
+			}
+		}
+	}
+	slices.Sort(seqs)
+	return seqs
+}
+
+// applyOverwrites counts the writes op overwrites (seqs of its session)
+// as applied at op's slot where they have not been, and tells their
+// clients, waiting here, that they executed.
+func (r *Replica) applyOverwrites(op *wire.Op, seqs []uint64, at uint64) {
+	for _, seq := range seqs {
+		id := wire.OpID{Session: op.ID.Session, Seq: seq}
+		if !r.store.Overwritten(id, at) {
+			continue
+		}
+		r.stats.overwritten++
+		if to, ok := r.notify[id]; ok {
+			delete(r.notify, id)
+			r.send(to, &wire.Reply{Kind: wire.ReplyWeak, ID: id, Ok: true, Slot: at, Applied: 1})
+		}
+		if to, ok := r.waiting[id]; ok {
+			delete(r.waiting, id)
+			r.send(to, resultReply(id, kvstore.Result{Slot: at}, false))
+		}
+	}
+}
+
+// reproposeLost proposes again the weak writes this replica acknowledged
+// whose instance recovery replaced with a no-op, ahead of what its batch
+// holds: a later write of their session this replica takes from now on
+// finds them waiting here, and overwrites them rather than being undone
+// by them.
+func (r *Replica) reproposeLost(lost []*wire.Request) {
+	if len(lost) == 0 {
+		return
+	}
+	for _, req := range lost {
+		r.proposed[req.Op.ID] = wire.Instance{}
+	}
+	r.batch = slices.Insert(r.batch, 0, lost...)
+}

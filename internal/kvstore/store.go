@@ -145,6 +145,23 @@ func (s *Store) Apply(slot uint64, op *wire.Op, ackedBelow uint64) (res Result, 
 	return res, false
 }
 
+// Overwritten records id, a write that a later write of its session to
+// the same key applied at slot overwrote before id took effect, as
+// applied there without an effect, unless the session table knows it
+// already: a copy of it that comes later is a duplicate, and cannot undo
+// the later write. It reports whether it recorded id.
+func (s *Store) Overwritten(id wire.OpID, slot uint64) bool {
+	ss := s.session(id.Session)
+	if id.Seq < ss.floor {
+		return false
+	}
+	if _, ok := ss.results[id.Seq]; ok {
+		return false
+	}
+	ss.results[id.Seq] = Result{Slot: slot}
+	return true
+}
+
 // Skip advances the applied index over a slot that holds no operation.
 func (s *Store) Skip(slot uint64) { s.applied = slot }
 

@@ -48,6 +48,23 @@ func TestForgetAcknowledged(t *testing.T) {
 	require.True(t, res.Found)
 }
 
+// TestOverwrittenWriteStaysOut: a write its session's later write of the
+// same key overwrote before it took effect is a duplicate when a copy of
+// it comes: the later value stays.
+func TestOverwrittenWriteStaysOut(t *testing.T) {
+	s := New()
+	s.Apply(5, put(7, 4, 9, "b"), 0)
+	require.True(t, s.Overwritten(wire.OpID{Session: 7, Seq: 2}, 5))
+	require.False(t, s.Overwritten(wire.OpID{Session: 7, Seq: 4}, 5), "an applied write is known already")
+	res, dup := s.Apply(8, put(7, 2, 9, "a"), 0)
+	require.True(t, dup, "the late copy is not applied")
+	require.Equal(t, uint64(5), res.Slot)
+	v, _ := s.Read(keyOf(9))
+	require.Equal(t, "b", string(v.Value))
+	s.Apply(9, get(7, 6, 9), 3)
+	require.False(t, s.Overwritten(wire.OpID{Session: 7, Seq: 1}, 9), "below the floor: forgotten")
+}
+
 // TestDigestIsTheContents: the digest covers each key's value, the slot
 // that wrote it, its creation slot and its version, not how the store got
 // there; a write applied at another slot, even of the same value, shows,

@@ -68,6 +68,22 @@ func skipWithoutSessionExpiry(t *testing.T, name string) {
 // dependencies pre-accepted at ballot 0 (W5).
 var lostWriteSeeds = []uint64{2537, 1526, 2422, 2176}
 
+// overwriteSeed is where the long mode found a weak write's instance
+// recovered as a no-op before any client named it to the recovering
+// quorum: the replica cut off went on acknowledging a later write of the
+// session to the same key, whose instance committed once it was back, and
+// the copy of the lost write, carried by the client's strong re-send,
+// executed after it (W4). A command now names the earlier weak writes it
+// overwrites, and executing it counts them applied.
+const overwriteSeed = 4627
+
+// TestEPaxosHOLaterWritesOverwriteLostOnes replays that seed.
+func TestEPaxosHOLaterWritesOverwriteLostOnes(t *testing.T) {
+	res := checkedRun(t, "epaxos-ho", 3, overwriteSeed, mutation{faults: true, swarm: true})
+	require.NoError(t, res.Err)
+	require.True(t, res.Clean(), "seed %d: %v\nfaults:\n%s", overwriteSeed, res.Violations, res.faults)
+}
+
 // TestEPaxosHOLostWritesKeepTheirPlace replays those seeds: recovery
 // proposes, in an instance no replica holds the command of, the weak
 // writes clients said it held, after the unknown instances before it in

@@ -120,6 +120,21 @@ type Command struct {
 	Ops  []Op
 	// AckedBelow holds, for each of Ops, its request's AckedBelow.
 	AckedBelow []uint64
+	// Overwrites holds, for each of Ops (nil: none for any), the seqs of
+	// its session's earlier weak writes of its key that it overwrites
+	// (EPaxos-HO): the writes its replica held unexecuted in other
+	// instances when it proposed this one. Executing the op counts them as
+	// applied where they have not been, so a copy of one that comes later
+	// cannot take effect after it.
+	Overwrites [][]uint64
+}
+
+// OverwritesOf returns what Overwrites holds for the i-th op.
+func (c *Command) OverwritesOf(i int) []uint64 {
+	if i < len(c.Overwrites) {
+		return c.Overwrites[i]
+	}
+	return nil
 }
 
 // EPaxos is one message of the EPaxos protocol between replicas; which
@@ -205,8 +220,9 @@ func (m *EPaxos) decode(d *decoder) {
 	}
 }
 
-// AppendCommand appends a command's ops and their AckedBelow (not its
-// Noop flag, which the message or record carrying it holds).
+// AppendCommand appends a command's ops with their AckedBelow and
+// Overwrites (not its Noop flag, which the message or record carrying it
+// holds). An overwritten write's seq goes as its distance below the op's.
 func AppendCommand(b []byte, c *Command) []byte {
 	b = binary.AppendUvarint(b, uint64(len(c.Ops)))
 	for i := range c.Ops {
@@ -216,6 +232,11 @@ func AppendCommand(b []byte, c *Command) []byte {
 			acked = c.AckedBelow[i]
 		}
 		b = binary.AppendUvarint(b, acked)
+		over := c.OverwritesOf(i)
+		b = binary.AppendUvarint(b, uint64(len(over)))
+		for _, seq := range over {
+			b = binary.AppendUvarint(b, c.Ops[i].ID.Seq-seq)
+		}
 	}
 	return b
 }
@@ -231,13 +252,24 @@ func AppendInstances(b []byte, is []Instance) []byte {
 }
 
 func (d *decoder) command(c *Command) {
-	// An encoded op takes at least 6 bytes, and its AckedBelow one more.
-	if n := d.count(7); n > 0 {
+	// An encoded op takes at least 6 bytes, its AckedBelow and the count
+	// of its Overwrites one more each.
+	if n := d.count(8); n > 0 {
 		c.Ops = make([]Op, n)
 		c.AckedBelow = make([]uint64, n)
 		for i := range c.Ops {
 			d.op(&c.Ops[i])
 			c.AckedBelow[i] = d.uvarint()
+			if m := d.count(1); m > 0 {
+				if c.Overwrites == nil {
+					c.Overwrites = make([][]uint64, n)
+				}
+				over := make([]uint64, m)
+				for j := range over {
+					over[j] = c.Ops[i].ID.Seq - d.uvarint()
+				}
+				c.Overwrites[i] = over
+			}
 		}
 	}
 }
