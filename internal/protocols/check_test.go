@@ -272,7 +272,7 @@ func TestCheckedSimulation(t *testing.T) {
 	case *long:
 		seeds = 10000
 	case testing.Short() || raceDetector:
-		seeds = 20
+		seeds = 8
 	}
 	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
@@ -828,7 +828,7 @@ func TestCheckedFaults(t *testing.T) {
 	case *long:
 		seeds = 10000
 	case testing.Short() || raceDetector:
-		seeds = min(seeds, 20)
+		seeds = min(seeds, 6)
 	}
 	checkSeeds(t, *faultFirst, seeds, mutation{faults: true, swarm: *swarmFaults, expiryProfile: *swarmExpiry}, "under faults")
 }
@@ -865,7 +865,7 @@ func TestCheckedPowerCuts(t *testing.T) {
 	case *long:
 		seeds = 2000
 	case testing.Short() || raceDetector:
-		seeds = min(seeds, 10)
+		seeds = min(seeds, 4)
 	}
 	checkSeeds(t, *cutFirst, seeds, mutation{faults: true, swarm: *swarmFaults, expiryProfile: *swarmExpiry, powerCuts: true}, "under faults with power cuts")
 }
@@ -962,7 +962,7 @@ func TestHOWeakReadsStayAfterEarlyReads(t *testing.T) {
 func TestNothingLingersAfterFaults(t *testing.T) {
 	seeds := uint64(*lingerSeeds)
 	if testing.Short() || raceDetector {
-		seeds = min(seeds, 8)
+		seeds = min(seeds, 3)
 	}
 	for _, name := range protocols.TestNames() {
 		for _, n := range []int{3, 5} {

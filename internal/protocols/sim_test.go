@@ -132,8 +132,12 @@ func forSizes(t *testing.T, protos []string, f func(t *testing.T, name string, n
 // jitter, reordering, duplication and loss: every operation is answered
 // exactly once and all replicas end in the same state.
 func TestRandomizedRuns(t *testing.T) {
+	seeds := uint64(3)
+	if raceDetector {
+		seeds = 1
+	}
 	forSizes(t, protocols.TestNames(), func(t *testing.T, name string, n int) {
-		for seed := uint64(1); seed <= 3; seed++ {
+		for seed := uint64(1); seed <= seeds; seed++ {
 			c := newCluster(t, name, n, seed, sim.Network{
 				OneWay: sim.UniformWAN(n, 25*time.Millisecond), Jitter: 10 * time.Millisecond,
 				Drop: 0.01, Duplicate: 0.01,
