@@ -8,7 +8,7 @@ package protocols
 // server: Raft-HT's cache and Pileus-HT's floor with its redirect (the
 // MongoDB-style wait is CURP-HT's read gate), and EPaxos-HO, whose core
 // is EPaxos's with the weak path on. The full sets run without the
-// detector.
+// detector (.ci/run).
 func TestNames() []string {
 	if !raceEnabled {
 		return Names()
