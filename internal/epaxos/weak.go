@@ -195,17 +195,14 @@ func (r *Replica) readNow(op *wire.Op) *wire.Reply {
 	return rep
 }
 
-// ownWrites returns the effect of the session's unexecuted weak writes
-// issued before op on the keys covers takes, the latest per key. A write
-// the store applied already (its instance here is a copy a strong
-// operation carried) has its effect in the state, or will never have one
-// here again.
-func (r *Replica) ownWrites(op *wire.Op, covers func(string) bool) []wire.KeyWrite {
+// pendingWeakWrites calls fn with each weak write of op's session issued
+// before op, of a key covers takes, that waits here unexecuted (in an
+// instance of any row) and that the store has not applied.
+func (r *Replica) pendingWeakWrites(op *wire.Op, covers func(string) bool, fn func(w *wire.Op)) {
 	e := r.conf.sessions[op.ID.Session]
 	if e == nil {
-		return nil
+		return
 	}
-	latest := make(map[string]*wire.Op)
 	for _, p := range e.pending {
 		inst := r.instances[p.id]
 		if inst == nil {
@@ -216,14 +213,25 @@ func (r *Replica) ownWrites(op *wire.Op, covers func(string) bool) []wire.KeyWri
 			if w.ID.Session != op.ID.Session || w.ID.Seq >= op.ID.Seq || !r.isWeakWrite(w) || !covers(w.Key) {
 				continue
 			}
-			if _, outcome := r.store.Lookup(w.ID); outcome != kvstore.Unknown {
-				continue
-			}
-			if prev := latest[w.Key]; prev == nil || w.ID.Seq > prev.ID.Seq {
-				latest[w.Key] = w
+			if _, outcome := r.store.Lookup(w.ID); outcome == kvstore.Unknown {
+				fn(w)
 			}
 		}
 	}
+}
+
+// ownWrites returns the effect of the session's unexecuted weak writes
+// issued before op on the keys covers takes, the latest per key. A write
+// the store applied already (its instance here is a copy a strong
+// operation carried) has its effect in the state, or will never have one
+// here again.
+func (r *Replica) ownWrites(op *wire.Op, covers func(string) bool) []wire.KeyWrite {
+	latest := make(map[string]*wire.Op)
+	r.pendingWeakWrites(op, covers, func(w *wire.Op) {
+		if prev := latest[w.Key]; prev == nil || w.ID.Seq > prev.ID.Seq {
+			latest[w.Key] = w
+		}
+	})
 	writes := make([]wire.KeyWrite, 0, len(latest))
 	for key, w := range latest {
 		writes = append(writes, wire.KeyWrite{Key: key, Found: w.Kind == wire.Put, Value: w.Value})
@@ -261,26 +269,12 @@ func (r *Replica) overwrites(op *wire.Op) []uint64 {
 	if !r.opts.WeakPath || op.Kind != wire.Put && op.Kind != wire.Delete || broken.noOverwrites {
 		return nil
 	}
-	e := r.conf.sessions[op.ID.Session]
-	if e == nil {
-		return nil
-	}
 	var seqs []uint64
-	for _, p := range e.pending {
-		inst := r.instances[p.id]
-		if inst == nil {
-			continue
+	r.pendingWeakWrites(op, func(key string) bool { return key == op.Key }, func(w *wire.Op) {
+		if !slices.Contains(seqs, w.ID.Seq) {
+			seqs = append(seqs, w.ID.Seq)
 		}
-		for i := range inst.cmd.Ops {
-			w := &inst.cmd.Ops[i]
-			if w.ID.Session != op.ID.Session || w.ID.Seq >= op.ID.Seq || w.Key != op.Key || !r.isWeakWrite(w) {
-				continue
-			}
-			if _, outcome := r.store.Lookup(w.ID); outcome == kvstore.Unknown && !slices.Contains(seqs, w.ID.Seq) {
-				seqs = append(seqs, w.ID.Seq)
-			}
-		}
-	}
+	})
 	slices.Sort(seqs)
 	return seqs
 }
