@@ -32,7 +32,9 @@ import (
 // (CyclicCF). Which guarantee a stale read breaks follows from how w2
 // reached r; see classify.
 //
-// Cost: O(n log n) for sorting, O(n·S) for the joins over S sessions, and
+// Cost: O(n log n) for sorting, O(n·S) for the joins over S sessions (a
+// read of a write its past already holds joins nothing: most of a long
+// scan's reads of an old, preloaded key space), and
 // per read O(log n) plus the writes on its key invoked between the write
 // it read and its return, or logged after that write and invoked before
 // its return: few for a read of a recent value, however many sessions
@@ -53,6 +55,14 @@ type sweep struct {
 	c   *clocks
 	// noStrongRT leaves real-time order between strong ops out.
 	noStrongRT bool
+	// closed holds when no read observed a write invoked after it
+	// returned. Every past is then closed under causal order: a write in
+	// a past brought its own past along (through session order, through
+	// the read that observed it, or through the strong accumulator), so a
+	// read of a write its past already holds adds nothing. Only a future
+	// read, whose edge the sweep leaves out, puts a write in a past
+	// without its own.
+	closed bool
 
 	sessAcc []*vclock
 	strong  *vclock
@@ -98,8 +108,12 @@ func (s *sweep) run() {
 
 	evs := make([]sweepEvent, 0, 2*n)
 	reads, strongReads, slotted := 0, 0, 0
+	s.closed = true
 	for i := range h.ops {
 		o := &h.ops[i]
+		if o.future {
+			s.closed = false
+		}
 		evs = append(evs, sweepEvent{t: o.inv, op: int32(i)})
 		if o.ok {
 			evs = append(evs, sweepEvent{t: o.ret, isRet: true, op: int32(i)})
@@ -214,7 +228,9 @@ func (s *sweep) observe(r int32, v *vclock) {
 	if o.future {
 		s.c.add(v, o.rf)
 	} else {
-		s.c.join(v, s.thaw(o.rf))
+		if !s.closed || !s.c.holds(v, o.rf) {
+			s.c.join(v, s.thaw(o.rf))
+		}
 		s.release(o.rf)
 	}
 	if g := s.h.grp(o.rf); g >= 0 {

@@ -239,3 +239,23 @@ func checkerFindings(t *testing.T, events []history.Event) map[string]bool {
 	}
 	return got
 }
+
+// A future read brings the write it read into its reader's past without
+// that write's own past (the sweep leaves the edge out). A later, ordinary
+// read of the same write must still bring its past along: session 1 reads
+// b, then writes c; session 2 reads c once before c was invoked, once
+// after, and then reads a, older than b in session 3, which is in its
+// past through c.
+func TestReadAfterAFutureReadTakesTheWritesPast(t *testing.T) {
+	events := numbered(put(W, 3, x, "a", 0, 5), put(W, 3, x, "b", 10, 15),
+		get(W, 1, x, "b", 16, 17), put(W, 1, y, "c", 20, 25),
+		get(W, 2, y, "c", 16, 18), get(W, 2, y, "c", 30, 35), get(W, 2, x, "a", 40, 45))
+	r := checkClaiming(events, guarantees.All)
+	var stale bool
+	for _, v := range r.Violations {
+		for _, name := range opNames(v) {
+			stale = stale || name == "2.3"
+		}
+	}
+	require.True(t, stale, "the read of a is stale: %v", r.Violations)
+}

@@ -117,10 +117,10 @@ type decodedTxn struct {
 
 func newSplitter(h *hist, events []*history.Event, rep *reporter) *splitter {
 	sp := &splitter{h: h, rep: rep, decoded: map[*history.Event]decodedTxn{}, updated: map[keyValue]updater{}}
-	h.parts = make([]part, len(h.ops), max(len(h.ops), len(events)))
-	for i := range h.parts {
-		h.parts[i].grp, h.parts[i].snap = -1, -1
-	}
+	// subs estimates how many ops the history splits into, so that the
+	// ops are allocated once: a history of long scans splits into
+	// millions, and growing to them copied the ops over and over.
+	subs := len(events)
 	for _, e := range events {
 		switch e.Kind {
 		case wire.Put:
@@ -128,6 +128,12 @@ func newSplitter(h *hist, events []*history.Event, rep *reporter) *splitter {
 		case wire.Txn, wire.Scan:
 			prog, res, _ := e.Txn() // index validated every event
 			sp.decoded[e] = decodedTxn{prog, res}
+			subs += len(prog.Compares) + len(prog.Then) + len(prog.Else)
+			if res != nil {
+				for _, r := range res.Results {
+					subs += len(r.KVs)
+				}
+			}
 			for _, ops := range [][]wire.TxnOp{prog.Then, prog.Else} {
 				for _, o := range ops {
 					if o.Kind == wire.Put {
@@ -136,6 +142,11 @@ func newSplitter(h *hist, events []*history.Event, rep *reporter) *splitter {
 				}
 			}
 		}
+	}
+	h.ops = slices.Grow(h.ops, subs)
+	h.parts = make([]part, len(h.ops), cap(h.ops))
+	for i := range h.parts {
+		h.parts[i].grp, h.parts[i].snap = -1, -1
 	}
 	slices.Sort(sp.putKeys)
 	sp.putKeys = slices.Compact(sp.putKeys)
@@ -297,7 +308,12 @@ type seenBefore struct {
 // state the branch ran on (see compareFact).
 func (sp *splitter) replay(e *history.Event, in place, compares []wire.Compare, succeeded bool,
 	ops []wire.TxnOp, results []wire.TxnOpResult) *replayer {
-	r := &replayer{sp: sp, e: e, own: map[string]subOp{}, before: map[string]seenBefore{}}
+	reads := len(compares)
+	for i := range results {
+		reads += len(results[i].KVs)
+	}
+	r := &replayer{sp: sp, e: e, own: map[string]subOp{}, before: make(map[string]seenBefore, reads),
+		reads: make([]subOp, 0, reads)}
 	if results != nil && (succeeded || len(compares) == 1) {
 		for i, c := range compares {
 			at := pos{inCompares, int32(i)}
@@ -385,7 +401,8 @@ func inOrder(o *wire.TxnOp, kvs []wire.KeyValue) bool {
 }
 
 // readSpan reads the keys an operation returned, and, when complete is
-// set, the keys of its span it did not return as absent.
+// set, the keys of its span it did not return as absent; kvs are then in
+// key order, as span is.
 func (r *replayer) readSpan(at pos, span []string, kvs []wire.KeyValue, keysOnly, complete bool) {
 	for i := range kvs {
 		r.read(at, kvs[i].Key, &kvs[i], keysOnly)
@@ -393,12 +410,11 @@ func (r *replayer) readSpan(at pos, span []string, kvs []wire.KeyValue, keysOnly
 	if !complete {
 		return
 	}
-	returned := make(map[string]bool, len(kvs))
-	for _, kv := range kvs {
-		returned[kv.Key] = true
-	}
 	for _, k := range span {
-		if !returned[k] {
+		for len(kvs) > 0 && kvs[0].Key < k {
+			kvs = kvs[1:]
+		}
+		if len(kvs) == 0 || kvs[0].Key != k {
 			r.read(at, k, nil, false)
 		}
 	}
