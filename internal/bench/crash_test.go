@@ -42,7 +42,7 @@ func TestCrashRestartRealProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
-	for _, name := range protocols.TestNames() {
+	for _, name := range protocols.ProcessTestNames() {
 		for _, target := range bench.CrashTargets {
 			t.Run(name+"/"+target, func(t *testing.T) {
 				cfg := config.Default()

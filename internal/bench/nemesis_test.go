@@ -36,7 +36,7 @@ func TestNemesisRealProcesses(t *testing.T) {
 	// the partition (isolate, split, client cut off from the leader) and
 	// link (slow, lossy) variants across protocols.
 	seeds := []uint64{24, 32, 13, 37}
-	for i, name := range protocols.TestNames() {
+	for i, name := range protocols.ProcessTestNames() {
 		t.Run(name, func(t *testing.T) {
 			cfg := config.Default()
 			cfg.Protocol = name

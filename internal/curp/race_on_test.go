@@ -2,8 +2,8 @@
 
 package curp
 
-// raceDetector: the race detector slows the exhaustive replay check many
-// times over and finds nothing in it (it runs on one goroutine), so under it
-// the check draws a sample of its histories; .ci/run runs it in full
-// without it.
+// raceDetector: the race detector slows the exhaustive replay check and
+// the simulations many times over and finds nothing in them (each runs on
+// one goroutine), so under it they run a sample of their histories and
+// seeds; .ci/run runs them in full without it.
 const raceDetector = true

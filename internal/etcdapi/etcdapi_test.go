@@ -70,10 +70,20 @@ func TestEtcdClientKV(t *testing.T) {
 // tested are the protocols every test here runs (see protocols.TestNames):
 // not the leaderless ones, which have no store-wide revision for etcd's
 // API to report (see docs/etcd.md).
-var tested = slices.DeleteFunc(protocols.TestNames(), func(name string) bool {
-	p, err := protocols.Lookup(name)
-	return err == nil && p.Leaderless
-})
+var tested = withRevisions(protocols.TestNames())
+
+// tlsTested are the protocols TestGatewayTLS runs: the links' TLS is the
+// same for every protocol, so under the race detector a sample (see
+// protocols.ProcessTestNames).
+var tlsTested = withRevisions(protocols.ProcessTestNames())
+
+// withRevisions leaves out of names the leaderless protocols.
+func withRevisions(names []string) []string {
+	return slices.DeleteFunc(names, func(name string) bool {
+		p, err := protocols.Lookup(name)
+		return err == nil && p.Leaderless
+	})
+}
 
 // kvSemantics checks put, get (linearizable and serializable), ranges,
 // deletes, transactions, revisions and what is not supported.

@@ -18,7 +18,7 @@ import (
 // whose certificate the cluster's CA issued; for every protocol, in this
 // process and as a gateway process beside a cluster started with --tls.
 func TestGatewayTLS(t *testing.T) {
-	for _, proto := range tested {
+	for _, proto := range tlsTested {
 		t.Run(proto+"/in-process", func(t *testing.T) {
 			cfg := config.Default()
 			cfg.Protocol = proto

@@ -28,6 +28,10 @@ import (
 	"github.com/hybridkv/hybridkv/internal/witness"
 )
 
+// raceSeeds is how many seeds per protocol (and size) a seed-heavy
+// simulation runs under the race detector (see raceDetector).
+const raceSeeds = 2
+
 var (
 	long        = flag.Bool("long", false, "run thousands of checked simulation seeds")
 	faultSeeds  = flag.Int("fault-seeds", 200, "seeds per protocol and size for TestCheckedFaults")
@@ -272,7 +276,7 @@ func TestCheckedSimulation(t *testing.T) {
 	case *long:
 		seeds = 10000
 	case testing.Short() || raceDetector:
-		seeds = 8
+		seeds = 2 * raceSeeds // seed 4 runs N = 5
 	}
 	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
@@ -300,7 +304,7 @@ func TestCheckedDeletes(t *testing.T) {
 	case *long:
 		seeds = 2000
 	case testing.Short() || raceDetector:
-		seeds = 6
+		seeds = raceSeeds
 	}
 	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
@@ -335,7 +339,7 @@ func TestCheckedTransactions(t *testing.T) {
 	case *long:
 		seeds = 2000
 	case testing.Short() || raceDetector:
-		seeds = min(seeds, 6)
+		seeds = min(seeds, raceSeeds)
 	}
 	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
@@ -404,7 +408,7 @@ func TestCheckedSessionExpiry(t *testing.T) {
 	case *long:
 		seeds = 1000
 	case raceDetector:
-		seeds = 4
+		seeds = raceSeeds
 	}
 	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
@@ -437,7 +441,7 @@ func TestCheckedLeaderCrash(t *testing.T) {
 	case *long:
 		seeds = 500
 	case raceDetector:
-		seeds = 4
+		seeds = raceSeeds
 	}
 	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {
@@ -764,7 +768,7 @@ func TestCheckedAckOnLog(t *testing.T) {
 	case *long:
 		seeds = 2000
 	case testing.Short() || raceDetector:
-		seeds = 6
+		seeds = raceSeeds
 	}
 	for _, name := range protocols.AckOnLogNames() {
 		t.Run(name, func(t *testing.T) {
@@ -828,7 +832,7 @@ func TestCheckedFaults(t *testing.T) {
 	case *long:
 		seeds = 10000
 	case testing.Short() || raceDetector:
-		seeds = min(seeds, 6)
+		seeds = min(seeds, raceSeeds)
 	}
 	checkSeeds(t, *faultFirst, seeds, mutation{faults: true, swarm: *swarmFaults, expiryProfile: *swarmExpiry}, "under faults")
 }
@@ -865,7 +869,7 @@ func TestCheckedPowerCuts(t *testing.T) {
 	case *long:
 		seeds = 2000
 	case testing.Short() || raceDetector:
-		seeds = min(seeds, 4)
+		seeds = min(seeds, raceSeeds)
 	}
 	checkSeeds(t, *cutFirst, seeds, mutation{faults: true, swarm: *swarmFaults, expiryProfile: *swarmExpiry, powerCuts: true}, "under faults with power cuts")
 }
@@ -962,7 +966,7 @@ func TestHOWeakReadsStayAfterEarlyReads(t *testing.T) {
 func TestNothingLingersAfterFaults(t *testing.T) {
 	seeds := uint64(*lingerSeeds)
 	if testing.Short() || raceDetector {
-		seeds = min(seeds, 3)
+		seeds = min(seeds, raceSeeds)
 	}
 	for _, name := range protocols.TestNames() {
 		for _, n := range []int{3, 5} {

@@ -3,6 +3,7 @@
 package protocols_test
 
 // raceDetector: the race detector slows the single-threaded simulation
-// several times over and finds nothing in it, so the seed-heavy tests run
-// a sample under it; .ci/run also runs them in full without it.
+// several times over and finds nothing in it (a simulated cluster runs on
+// one goroutine), so the seed-heavy tests run raceSeeds seeds per protocol
+// (and size) under it; .ci/run runs them in full without it.
 const raceDetector = true

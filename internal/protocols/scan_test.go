@@ -35,7 +35,7 @@ func TestCheckedScans(t *testing.T) {
 	case *long:
 		seeds = 2000
 	case testing.Short() || raceDetector:
-		seeds = min(seeds, 6)
+		seeds = min(seeds, raceSeeds)
 	}
 	for _, name := range protocols.TestNames() {
 		t.Run(name, func(t *testing.T) {

@@ -15,3 +15,18 @@ func TestNames() []string {
 	}
 	return append(DefaultNames(), "raft-ht", "pileus-ht", "epaxos-ho")
 }
+
+// ProcessTestNames lists the protocols a test that starts replica
+// processes, or runs one protocol-independent layer such as TLS, should
+// run: every one, except under the race detector. The replicas run as
+// processes built without it, so it watches only the test's own process:
+// the driver, the client's runtime and the protocol's client core. One
+// protocol of each client family then runs (CURP's, Raft-HT's, EPaxos's;
+// their hybrids wrap the family's core, so they stand for it). The full
+// sets run without the detector (.ci/run).
+func ProcessTestNames() []string {
+	if !raceEnabled {
+		return Names()
+	}
+	return []string{"curp-ho", "raft-ht", "epaxos-ho"}
+}

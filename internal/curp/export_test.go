@@ -1,0 +1,4 @@
+package curp
+
+// RaceDetector is raceDetector, for the package's external tests.
+const RaceDetector = raceDetector
