@@ -17,7 +17,6 @@ import (
 	"github.com/hybridkv/hybridkv/client"
 	"github.com/hybridkv/hybridkv/internal/cluster"
 	"github.com/hybridkv/hybridkv/internal/config"
-	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/protocols"
 	"github.com/hybridkv/hybridkv/internal/stats"
 	"github.com/hybridkv/hybridkv/internal/workload"
@@ -109,7 +108,10 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 		r.faults = newFaultLog(start, o.Progress)
 	}
 	if o.HistoryPath != "" {
-		r.history = history.NewRecorder()
+		if r.history, err = createHistory(o.HistoryPath); err != nil {
+			return nil, nil, err
+		}
+		defer r.history.abandon()
 		limitMemoryForHistory()
 		if procs == nil {
 			// A cluster this run did not start may hold earlier runs'
@@ -207,7 +209,7 @@ type run struct {
 	opts    Options
 	procs   *cluster.Processes
 	clients []*benchClient
-	history *history.Recorder
+	history *historyFile
 	// etcd holds the gateways and connections of an APIEtcd run.
 	etcd    etcdGateways
 	ops     atomic.Int64
@@ -255,7 +257,9 @@ func (r *run) openClients() error {
 			return err
 		}
 		cc.Logger = r.opts.Logger
-		cc.History = r.history
+		if r.history != nil {
+			cc.History = r.history.rec
+		}
 		c, err := client.New(cc)
 		if err != nil {
 			return err

@@ -52,13 +52,16 @@ func violationsPath(history string) string {
 
 // check writes the run's history with the replicas' final states and runs
 // the checker over it, against what the run's protocol claims.
-func (r *run) check(rec *history.Recorder, states []protocol.Status) (*Verdict, error) {
+func (r *run) check(h *historyFile, states []protocol.Status) (*Verdict, error) {
 	for _, st := range states {
-		rec.AddReplica(history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
+		h.rec.AddReplica(history.ReplicaState{ID: uint64(st.ID), Applied: st.Applied, Digest: st.Digest})
 	}
-	f := rec.Take()
+	if err := h.finish(); err != nil {
+		return nil, err
+	}
 	path := r.opts.HistoryPath
-	if err := history.WriteFile(path, f); err != nil {
+	f, err := history.ReadFile(path)
+	if err != nil {
 		return nil, err
 	}
 	opts := r.proto.CheckOptions()

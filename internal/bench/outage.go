@@ -176,6 +176,6 @@ func describeVictims(target string, ids []uint64) string {
 
 func (r *run) fault(what string) {
 	if r.history != nil {
-		r.history.AddFault(what)
+		r.history.rec.AddFault(what)
 	}
 }

@@ -60,6 +60,9 @@ func summarizeOverTime(rounds []round, perSecond []float64, machine []probe.Samp
 	}
 	for _, rd := range rounds {
 		o.ScrapeErrors += rd.Errors
+		if rd.ClientRSS > 0 {
+			o.Series.ClientRSSMB = append(o.Series.ClientRSSMB, stats.Point{Seconds: rd.Seconds, Value: rd.ClientRSS / (1 << 20)})
+		}
 		for id, vals := range rd.Values {
 			if v, ok := vals[seriesRSS]; ok {
 				o.Series.RSSMB[id] = append(o.Series.RSSMB[id], stats.Point{Seconds: rd.Seconds, Value: v / (1 << 20)})
@@ -74,6 +77,10 @@ func summarizeOverTime(rounds []round, perSecond []float64, machine []probe.Samp
 	}
 	for _, id := range slices.Sorted(maps.Keys(o.Series.RSSMB)) {
 		o.Memory = append(o.Memory, memoryOf(id, o.Series.RSSMB[id]))
+	}
+	if len(o.Series.ClientRSSMB) > 0 {
+		m := memoryOf(0, o.Series.ClientRSSMB)
+		o.ClientMemory = &m
 	}
 	o.LeaderChanges = leaderChanges(rounds)
 	o.TermStart, o.TermEnd = highest(rounds, seriesTerm, true), highest(rounds, seriesTerm, false)

@@ -39,7 +39,7 @@ func TestSummarizeOverTime(t *testing.T) {
 		rd := round{Seconds: sec + 0.1, Values: map[uint64]map[string]float64{
 			1: replicaValues(l1, term, commit, commit, changes, 30),
 			2: replicaValues(l2, term, commit, commit-1, changes, 30+sec),
-		}}
+		}, ClientRSS: (200 + 2*sec) * (1 << 20)}
 		if s == 5 {
 			rd.Errors = 1
 		} else {
@@ -73,6 +73,7 @@ func TestSummarizeOverTime(t *testing.T) {
 		{Replica: 2, StartMB: 30, EndMB: 54},
 		{Replica: 3, StartMB: 40, EndMB: 40},
 	}, o.Memory, "a 25 s run has no memory at two minutes")
+	require.Equal(t, &stats.ReplicaMemory{StartMB: 200, EndMB: 248}, o.ClientMemory)
 	require.Equal(t, uint64(1), o.LeaderChanges, "the first leader learned is not a change")
 	require.Equal(t, uint64(2), o.TermStart)
 	require.Equal(t, uint64(3), o.TermEnd)

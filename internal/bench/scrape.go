@@ -40,6 +40,9 @@ type target struct {
 type round struct {
 	Seconds float64
 	Values  map[uint64]map[string]float64
+	// ClientRSS is this process's resident set in bytes; 0 where it
+	// cannot be read.
+	ClientRSS float64
 	// Errors counts the replicas whose scrape failed.
 	Errors int
 }
@@ -100,7 +103,7 @@ func (s *scraper) stop() []round {
 // between (thousands of entries a second under load), and a follower read
 // after the leader showed none at all.
 func (s *scraper) scrapeAll(ctx context.Context) {
-	rd := round{Seconds: time.Since(s.start).Seconds(), Values: make(map[uint64]map[string]float64)}
+	rd := round{Seconds: time.Since(s.start).Seconds(), Values: make(map[uint64]map[string]float64), ClientRSS: ownRSS()}
 	targets := s.targets()
 	vals := make([]map[string]float64, len(targets))
 	errs := make([]error, len(targets))

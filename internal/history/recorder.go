@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"hash/maphash"
+	"io"
 	"slices"
 	"sync"
 	"time"
@@ -33,11 +34,33 @@ type Recorder struct {
 	// operations a second with 100-byte values outgrew 24 GiB.
 	values map[uint64][]byte
 	seed   maphash.Seed
+
+	// spill, for a recorder made by NewSpillingRecorder, takes each full
+	// chunk to the goroutine that writes it to the file.
+	spill *spill
 }
 
 // NewRecorder returns a recorder whose clock starts now.
 func NewRecorder() *Recorder {
 	return &Recorder{start: time.Now(), values: make(map[uint64][]byte), seed: maphash.MakeSeed()}
+}
+
+// NewSpillingRecorder returns a recorder whose clock starts now and that
+// writes its events to w as a history file as they accumulate, keeping
+// only the chunk being filled and those waiting to be written in memory.
+// A checked run of ten minutes records tens of millions of events: held
+// in memory they grew the client process's heap to its limit, and its
+// garbage collection took the processor from the replicas in the run's
+// later minutes. Close finishes the file; Take and File are not for such
+// a recorder.
+func NewSpillingRecorder(w io.Writer) (*Recorder, error) {
+	hw, err := NewWriter(w)
+	if err != nil {
+		return nil, err
+	}
+	sp := &spill{w: hw, chunks: make(chan []Event, spillQueue), done: make(chan error, 1)}
+	go sp.run()
+	return &Recorder{start: time.Now(), spill: sp}, nil
 }
 
 // Now returns the nanoseconds elapsed since the recorder was created, on
@@ -48,6 +71,15 @@ func (r *Recorder) Now() int64 { return int64(time.Since(r.start)) }
 // caller must not modify them afterwards.
 func (r *Recorder) Append(e Event) {
 	r.mu.Lock()
+	if r.spill != nil {
+		full := r.appendSpilling(e)
+		r.mu.Unlock()
+		if full != nil {
+			r.spill.chunks <- full
+			r.spill.sending.Done()
+		}
+		return
+	}
 	if len(e.Value) > 0 {
 		h := maphash.Bytes(r.seed, e.Value)
 		switch v, ok := r.values[h]; {
@@ -91,10 +123,14 @@ func (r *Recorder) Len() int {
 }
 
 func (r *Recorder) lenLocked() int {
-	if len(r.events) == 0 {
-		return 0
+	n := 0
+	if r.spill != nil {
+		n = r.spill.taken
 	}
-	return (len(r.events)-1)*chunkEvents + len(r.events[len(r.events)-1])
+	if len(r.events) == 0 {
+		return n
+	}
+	return n + (len(r.events)-1)*chunkEvents + len(r.events[len(r.events)-1])
 }
 
 // joined returns the events in one slice, dropping each chunk once
@@ -117,6 +153,7 @@ func (r *Recorder) joined(drop bool) []Event {
 func (r *Recorder) Take() *File {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.mustHold("Take")
 	f := &File{Events: r.joined(true), Replicas: r.replicas, Faults: r.faults}
 	r.events, r.replicas, r.faults = nil, nil, nil
 	clear(r.values)
@@ -128,6 +165,7 @@ func (r *Recorder) Take() *File {
 func (r *Recorder) File() *File {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.mustHold("File")
 	return &File{
 		Events:   r.joined(false),
 		Replicas: slices.Clone(r.replicas),

@@ -17,6 +17,10 @@ type OverTime struct {
 	// Memory is each replica's resident set at the first scrape, near two
 	// minutes into the run (if it lasted that long) and at the last.
 	Memory []ReplicaMemory `json:"memory"`
+	// ClientMemory is the client process's resident set at the same
+	// points (Replica 0); nil where it could not be read. A checked run's
+	// history goes to disk as it is recorded, so it stays flat too.
+	ClientMemory *ReplicaMemory `json:"client_memory,omitempty"`
 	// LeaderChanges counts the elections the replicas saw end during the
 	// run; TermStart and TermEnd are the highest terms at the first and
 	// the last scrape.
@@ -83,6 +87,8 @@ type Series struct {
 	// RSSMB each replica's resident set at every scrape it answered.
 	Lag   map[uint64][]Point
 	RSSMB map[uint64][]Point
+	// ClientRSSMB is the client process's resident set at every scrape.
+	ClientRSSMB []Point
 	// MachineLoadNs is the machine probe's CPU time per dependent load
 	// from memory in each of its samples; empty when no probe ran.
 	MachineLoadNs []Point
@@ -164,11 +170,10 @@ func (r *Report) writeOverTime(b *strings.Builder) {
 	}
 	parts := make([]string, len(o.Memory))
 	for i, m := range o.Memory {
-		min2 := "-"
-		if m.Minute2Known {
-			min2 = fmt.Sprintf("%.0f", m.Minute2MB)
-		}
-		parts[i] = fmt.Sprintf("r%d %.0f / %s / %.0f", m.Replica, m.StartMB, min2, m.EndMB)
+		parts[i] = fmt.Sprintf("r%d %s", m.Replica, m.threePoints())
+	}
+	if o.ClientMemory != nil {
+		parts = append(parts, "clients "+o.ClientMemory.threePoints())
 	}
 	fmt.Fprintf(b, "rss MB (start / 2 min / end): %s\n", strings.Join(parts, ", "))
 	fmt.Fprintf(b, "leader changes: %d (term %d -> %d); %d scrape rounds, %d failed scrapes\n",
@@ -181,4 +186,14 @@ func orDash(v float64, format string) string {
 		return "-"
 	}
 	return fmt.Sprintf(format, v)
+}
+
+// threePoints formats the resident set at the start, at two minutes and
+// at the end.
+func (m *ReplicaMemory) threePoints() string {
+	min2 := "-"
+	if m.Minute2Known {
+		min2 = fmt.Sprintf("%.0f", m.Minute2MB)
+	}
+	return fmt.Sprintf("%.0f / %s / %.0f", m.StartMB, min2, m.EndMB)
 }

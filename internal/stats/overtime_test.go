@@ -20,6 +20,7 @@ func sampleOverTime() *OverTime {
 			{Replica: 1, StartMB: 34, EndMB: 120.4},
 			{Replica: 2, StartMB: 33, Minute2MB: 80, Minute2Known: true, EndMB: 500},
 		},
+		ClientMemory:  &ReplicaMemory{StartMB: 210, EndMB: 260.2},
 		LeaderChanges: 1, TermStart: 2, TermEnd: 3, Scrapes: 15, ScrapeErrors: 2,
 	}
 }
@@ -38,7 +39,7 @@ func TestWriteOverTime(t *testing.T) {
 		"a column per replica that followed at any time, in ID order")
 	require.Regexp(t, `^  0-10\s+1234\s+-\s+-\s+12/13\s+40/41$`, lines[2])
 	require.Regexp(t, `^  10-15\s+100\s+-91\.9%\s+0/0\s+-\s+-$`, lines[3])
-	require.Equal(t, "rss MB (start / 2 min / end): r1 34 / - / 120, r2 33 / 80 / 500", lines[4])
+	require.Equal(t, "rss MB (start / 2 min / end): r1 34 / - / 120, r2 33 / 80 / 500, clients 210 / - / 260", lines[4])
 	require.Equal(t, "leader changes: 1 (term 2 -> 3); 15 scrape rounds, 2 failed scrapes", lines[5])
 	require.True(t, strings.HasPrefix(lines[6], "note: "), "notes come last")
 
