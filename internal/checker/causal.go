@@ -161,6 +161,12 @@ func (s *sweep) run() {
 
 func (s *sweep) invoked(i int32) {
 	o := &s.h.ops[i]
+	if snap := s.h.snap(i); !o.write && snap >= 0 && s.h.snaps[snap][0] != i {
+		// A transaction's reads share their invocation, so their pasts
+		// at it are alike; returned takes the first one's for all (a long
+		// scan's thousand reads made a thousand copies).
+		return
+	}
 	v := s.c.get()
 	s.c.copy(v, s.sessAcc[o.sess])
 	if o.strong && !s.noStrongRT {
