@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hybridkv/hybridkv/internal/bench"
@@ -119,7 +120,10 @@ func Run(ctx context.Context, s Spec, o Options) (Outcome, error) {
 		}
 	}
 	prog := progress{w: o.Progress, name: s.Name, total: len(points), done: len(points) - len(todo), now: o.Now}
-	prog.start(len(todo))
+	for p, r := range results {
+		prog.took(p, r.Seconds)
+	}
+	prog.start(todo)
 	for _, p := range todo {
 		if err := ctx.Err(); err != nil {
 			return Outcome{}, fmt.Errorf("experiment %s interrupted with %d of %d runs done; run the same command again to resume: %w",
@@ -279,14 +283,56 @@ func claimDir(dir string, s Spec, o Options, first config.Config) error {
 }
 
 // progress reports each finished point with how many are left and about
-// how long they will take, from the runs of this invocation.
+// how long they will take: a point run before (an earlier repeat, or a
+// run kept from before a resume) is taken to take as long again, any
+// other as long as this invocation's runs took on average. Points differ
+// widely (at 99 % weak a run completes, and its check reads, several
+// times the operations it does at 0 %), so one mean misjudged them.
 type progress struct {
 	w           io.Writer
 	name        string
 	total, done int
 	now         func() time.Time
-	began       time.Time
 	ran         int
+	// left are the points still to run; seconds, how long each point
+	// (any repeat) took last; spent, how long this invocation's runs took.
+	left    []Point
+	seconds map[Point]float64
+	spent   float64
+}
+
+// took records that a run of p took secs.
+func (p *progress) took(pt Point, secs float64) {
+	if p.seconds == nil {
+		p.seconds = make(map[Point]float64)
+	}
+	pt.Run = 0
+	if secs > 0 {
+		p.seconds[pt] = secs
+	}
+}
+
+// eta estimates the time the points left will take.
+func (p *progress) eta() time.Duration {
+	var mean float64
+	if p.ran > 0 {
+		mean = p.spent / float64(p.ran)
+	} else if len(p.seconds) > 0 {
+		for _, secs := range p.seconds {
+			mean += secs
+		}
+		mean /= float64(len(p.seconds))
+	}
+	total := 0.0
+	for _, pt := range p.left {
+		pt.Run = 0
+		if secs, ok := p.seconds[pt]; ok {
+			total += secs
+		} else {
+			total += mean
+		}
+	}
+	return time.Duration(total * float64(time.Second)).Round(time.Second)
 }
 
 func (p *progress) clock() time.Time {
@@ -296,13 +342,13 @@ func (p *progress) clock() time.Time {
 	return time.Now()
 }
 
-func (p *progress) start(todo int) {
-	p.began = p.clock()
+func (p *progress) start(todo []Point) {
+	p.left = slices.Clone(todo) // finished deletes from it; todo is being run
 	if p.w == nil {
 		return
 	}
 	if p.done > 0 {
-		fmt.Fprintf(p.w, "%s: %d of %d runs already done, resuming with %d\n", p.name, p.done, p.total, todo)
+		fmt.Fprintf(p.w, "%s: %d of %d runs already done, resuming with %d\n", p.name, p.done, p.total, len(todo))
 	} else {
 		fmt.Fprintf(p.w, "%s: %d runs\n", p.name, p.total)
 	}
@@ -311,11 +357,16 @@ func (p *progress) start(todo int) {
 func (p *progress) finished(s Spec, pt Point, r Result) {
 	p.done++
 	p.ran++
+	p.spent += r.Seconds
+	p.took(pt, r.Seconds)
+	if i := slices.Index(p.left, pt); i >= 0 {
+		p.left = slices.Delete(p.left, i, i+1)
+	}
 	if p.w == nil {
 		return
 	}
 	left := p.total - p.done
-	eta := time.Duration(float64(p.clock().Sub(p.began)) / float64(p.ran) * float64(left)).Round(time.Second)
+	eta := p.eta()
 	what := pt.Protocol
 	if l := s.label(pt.Value); l != "" {
 		what += " " + l

@@ -104,7 +104,7 @@ func TestRunAlternatesRoundsAndWritesEverything(t *testing.T) {
 	require.Contains(t, md, "| curp-ho | strong p50 | 1.00× |")
 	require.Contains(t, md, "| curp-ho | strong p99 | 1.50× |")
 	require.Contains(t, progress.String(), "[8/8] t-property raft-ht weak-ratio=50 run 2")
-	require.Contains(t, progress.String(), "[1/8] t-property curp-ho weak-ratio=0 run 1: 7001 ops/s, 0 failed (10s); 7 left, about 3m30s")
+	require.Contains(t, progress.String(), "[1/8] t-property curp-ho weak-ratio=0 run 1: 7001 ops/s, 0 failed (10s); 7 left, about 1m10s")
 }
 
 func TestRunResumesWhereItStopped(t *testing.T) {
@@ -341,4 +341,24 @@ func TestTAOExperiment(t *testing.T) {
 	require.Contains(t, md, "| curp-ho | 7,501 | 3 | 30 | 0.5 | 2 | 50 | 80 | 60 | 90 | 0 |")
 	_, err = os.Stat(filepath.Join(res.Dir, "tao.png"))
 	require.NoError(t, err)
+}
+
+// TestProgressTakesEachPointsOwnTime: once a point ran, its later repeats
+// are estimated at its own time, the others at the mean of the runs.
+func TestProgressTakesEachPointsOwnTime(t *testing.T) {
+	fast, slow := Point{Protocol: "curp", Value: 0, Run: 1}, Point{Protocol: "curp", Value: 99, Run: 1}
+	fast2, slow2 := fast, slow
+	fast2.Run, slow2.Run = 2, 2
+	p := progress{total: 4}
+	p.start([]Point{fast, slow, fast2, slow2})
+	p.finished(Spec{}, fast, Result{Seconds: 10})
+	require.Equal(t, 30*time.Second, p.eta(), "slow: the mean so far, 10 s; both repeats of fast: 10 s")
+	p.finished(Spec{}, slow, Result{Seconds: 100})
+	require.Equal(t, 110*time.Second, p.eta(), "each repeat at its point's time")
+
+	resumed := progress{total: 4, done: 2}
+	resumed.took(fast, 10)
+	resumed.took(slow, 100)
+	resumed.start([]Point{fast2, slow2})
+	require.Equal(t, 110*time.Second, resumed.eta(), "runs kept from before a resume count too")
 }
