@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"path/filepath"
 	"sync"
@@ -323,4 +324,41 @@ func TestDecodesVersion2(t *testing.T) {
 	_, err = Decode(oldFile(magicV2, v2Event(wire.Txn, "", string(program))))
 	require.ErrorIs(t, err, ErrCorrupt)
 	assert.ErrorContains(t, err, "transaction in a version 2 history")
+}
+
+// TestReadSharesEachValue: the reads that returned one value share one
+// copy of it once read back, and nothing aliases what was read.
+func TestReadSharesEachValue(t *testing.T) {
+	f := &File{Events: []Event{
+		{Session: 1, Seq: 1, Kind: wire.Put, Key: "k", Value: []byte("v1"), Outcome: OK, Return: 2},
+		{Session: 2, Seq: 1, Kind: wire.Get, Key: "k", Value: []byte("v1"), Found: true, Outcome: OK, Return: 3},
+		{Session: 3, Seq: 1, Kind: wire.Get, Key: "k", Value: []byte("v1"), Found: true, Outcome: OK, Return: 4},
+	}}
+	data := encode(t, f)
+	got, err := Decode(data)
+	require.NoError(t, err)
+	require.Equal(t, f.Events, got.Events)
+	require.Same(t, &got.Events[1].Value[0], &got.Events[2].Value[0], "two reads of v1 kept a copy each")
+	for i := range data {
+		data[i] = 0
+	}
+	require.Equal(t, "v1", string(got.Events[0].Value), "a value still points into what was read")
+}
+
+// TestReadAllocatesEventsOnce: a history of many events is read into a
+// slice sized once from its first events' records, not grown by
+// doubling, and read back whole.
+func TestReadAllocatesEventsOnce(t *testing.T) {
+	const n = 3 * sampleEvents
+	f := &File{}
+	for i := range n {
+		f.Events = append(f.Events, Event{Session: uint64(i%7 + 1), Seq: uint64(i/7 + 1), Kind: wire.Put, Key: fmt.Sprint("user", i%100),
+			Value: fmt.Appendf(nil, "v%d", i), Outcome: OK, Invoke: int64(i), Return: int64(i + 1)})
+	}
+	path := filepath.Join(t.TempDir(), "h")
+	require.NoError(t, WriteFile(path, f))
+	got, err := ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, f.Events, got.Events)
+	require.LessOrEqual(t, cap(got.Events), n*13/10, "grown past what the file holds")
 }
