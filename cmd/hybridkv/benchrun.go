@@ -231,8 +231,10 @@ func (r *benchRun) one(ctx context.Context, cfg config.Config, label string) (*s
 	opts := bench.Options{Config: cfg, Logger: r.logger, WorkDir: filepath.Join(r.dir, "logs", name),
 		Crash: r.crash, TLS: r.tls, Nemesis: r.nemesis, API: r.api}
 	stem := filepath.Join(r.dir, name)
+	measured := stem + "-measured.txt"
 	if r.check {
 		opts.HistoryPath = stem + ".history"
+		opts.Measured = func(rep *stats.Report) { r.keepMeasured(rep, label, measured) }
 	}
 	opts.MetricsCSV = stem + "-metrics.csv"
 	if !r.external || r.machineProbe {
@@ -267,6 +269,9 @@ func (r *benchRun) one(ctx context.Context, cfg config.Config, label string) (*s
 	out := r.cmd.OutOrStdout()
 	if err := rep.WriteTable(out); err != nil {
 		return nil, err
+	}
+	if r.check {
+		os.Remove(measured) // the report is out whole, its check included
 	}
 	if rep.Timeline != nil && r.plots {
 		path := filepath.Join(r.dir, name+"-faults.png")
@@ -385,4 +390,19 @@ func writeFile(path string, write func(*os.File) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+// keepMeasured writes a checked run's report to path before its history
+// is checked, so that a check that does not finish (minutes for a long
+// run; the memory of a long one) leaves the run's measurements behind.
+func (r *benchRun) keepMeasured(rep *stats.Report, label, path string) {
+	rep.Label = label
+	err := writeFile(path, func(f *os.File) error { return rep.WriteTable(f) })
+	if !r.quiet {
+		if err != nil {
+			fmt.Fprintf(r.cmd.ErrOrStderr(), "could not keep the measured report before the check: %v\n", err)
+		} else {
+			fmt.Fprintf(r.cmd.ErrOrStderr(), "measured; the report until the check is in %s; checking the history\n", path)
+		}
+	}
 }

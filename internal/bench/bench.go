@@ -40,6 +40,10 @@ type Options struct {
 	// HistoryPath, when set, records every operation there and checks the
 	// history for consistency violations after the run.
 	HistoryPath string
+	// Measured, when set with HistoryPath, is handed the report once the
+	// run is measured and before its history is checked: a long run's
+	// check takes minutes, and may run out of memory.
+	Measured func(*stats.Report)
 	// TLS generates certificates in WorkDir and runs every link over
 	// mutual TLS.
 	TLS bool
@@ -178,6 +182,9 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 	}
 	var verdict *Verdict
 	if r.history != nil {
+		if o.Measured != nil {
+			o.Measured(report)
+		}
 		r.closeClients() // every call is answered or abandoned: the history is complete
 		if verdict, err = r.check(r.history, states); err != nil {
 			return nil, nil, err

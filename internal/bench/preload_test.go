@@ -10,6 +10,7 @@ import (
 
 	"github.com/hybridkv/hybridkv/internal/bench"
 	"github.com/hybridkv/hybridkv/internal/config"
+	"github.com/hybridkv/hybridkv/internal/stats"
 )
 
 // TestPreloadWritesEveryKeyOnce: with Preload every key is written once
@@ -28,10 +29,16 @@ func TestPreloadWritesEveryKeyOnce(t *testing.T) {
 	cfg.Bench.DurationS = 1
 	cfg.Bench.Pendings = 4
 	dir := t.TempDir()
+	var measured *stats.Report
 	rep, verdict, err := bench.Run(context.Background(), bench.Options{
 		Config: cfg, Binary: binary, WorkDir: dir, HistoryPath: filepath.Join(dir, "history"),
+		Measured: func(r *stats.Report) {
+			require.NotContains(t, strings.Join(r.Notes, "\n"), "check:", "handed the report after its check")
+			measured = r
+		},
 	})
 	require.NoError(t, err)
+	require.NotNil(t, measured, "the report was not handed over before the check")
 	notes := strings.Join(rep.Notes, "\n")
 	require.Contains(t, notes, "preload: wrote each of the 3000 keys once")
 	require.Contains(t, notes, ", 0 failed")
