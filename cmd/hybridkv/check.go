@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hybridkv/hybridkv/internal/bench"
 	"github.com/hybridkv/hybridkv/internal/checker"
 	"github.com/hybridkv/hybridkv/internal/guarantees"
 	"github.com/hybridkv/hybridkv/internal/history"
@@ -44,6 +45,7 @@ read may not see a weak write before it is committed.`,
 			}
 			opts.Claims.WeakWritesMayBeLost = opts.Claims.WeakWritesMayBeLost || lost
 			opts.VisualizePath, opts.LinearizabilityTimeout = visualize, timeout
+			bench.LimitMemoryForCheck()
 			f, err := history.ReadFile(args[0])
 			if err != nil {
 				return err

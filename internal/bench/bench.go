@@ -116,7 +116,7 @@ func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
 			return nil, nil, err
 		}
 		defer r.history.abandon()
-		limitMemoryForHistory()
+		LimitMemoryForCheck()
 		if procs == nil {
 			// A cluster this run did not start may hold earlier runs'
 			// keys, whose values the check would take for values from
