@@ -58,7 +58,7 @@ func decode(br *bufio.Reader, size int64) (*File, error) {
 	in := &hashingReader{r: br, crc: crc32.New(castagnoli)}
 	magic := make([]byte, len(Magic))
 	if _, err := io.ReadFull(in, magic); err != nil {
-		return nil, corrupt("missing %q header", Magic)
+		return nil, in.or(corrupt("missing %q header", Magic))
 	}
 	var version int
 	switch string(magic) {
@@ -78,17 +78,17 @@ func decode(br *bufio.Reader, size int64) (*File, error) {
 		sum := in.crc.Sum32() // the end record checks what came before it
 		tag, err := in.ReadByte()
 		if err != nil {
-			return nil, corrupt("truncated: no end record after %d records", records)
+			return nil, in.or(corrupt("truncated: no end record after %d records", records))
 		}
 		plen, err := binary.ReadUvarint(in)
 		if err != nil {
-			return nil, corrupt("record %d: bad length", records)
+			return nil, in.or(corrupt("record %d: bad length", records))
 		}
 		// Copied as it arrives, so that a corrupt length allocates no
 		// more than the file holds.
 		buf.Reset()
 		if n, _ := io.CopyN(&buf, in, int64(min(plen, math.MaxInt64))); uint64(n) != plen {
-			return nil, corrupt("record %d: truncated payload", records)
+			return nil, in.or(corrupt("record %d: truncated payload", records))
 		}
 		payload := buf.Bytes()
 		switch tag {
@@ -145,6 +145,7 @@ type hashingReader struct {
 	r    *bufio.Reader
 	crc  hash.Hash32
 	read int64
+	err  error // the first failure to read other than the end
 }
 
 func (h *hashingReader) ReadByte() (byte, error) {
@@ -153,6 +154,7 @@ func (h *hashingReader) ReadByte() (byte, error) {
 		h.crc.Write([]byte{b})
 		h.read++
 	}
+	h.note(err)
 	return b, err
 }
 
@@ -160,7 +162,23 @@ func (h *hashingReader) Read(p []byte) (int, error) {
 	n, err := h.r.Read(p)
 	h.crc.Write(p[:n])
 	h.read += int64(n)
+	h.note(err)
 	return n, err
+}
+
+func (h *hashingReader) note(err error) {
+	if err != nil && err != io.EOF && h.err == nil {
+		h.err = err
+	}
+}
+
+// or returns what failed to read, if anything did: a file that could not
+// be read is not a corrupt one; else corrupt.
+func (h *hashingReader) or(corrupt error) error {
+	if h.err != nil {
+		return h.err
+	}
+	return corrupt
 }
 
 // interner keeps one copy of each value.

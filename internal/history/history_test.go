@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"path/filepath"
 	"sync"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -361,4 +363,14 @@ func TestReadAllocatesEventsOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, f.Events, got.Events)
 	require.LessOrEqual(t, cap(got.Events), n*13/10, "grown past what the file holds")
+}
+
+// TestReadReportsAFailedRead: a history that could not be read is not
+// called corrupt.
+func TestReadReportsAFailedRead(t *testing.T) {
+	data := encode(t, sampleFile())
+	broken := errors.New("disk gone")
+	_, err := Read(io.MultiReader(bytes.NewReader(data[:len(data)/2]), iotest.ErrReader(broken)))
+	require.ErrorIs(t, err, broken)
+	require.NotErrorIs(t, err, ErrCorrupt)
 }
