@@ -56,6 +56,6 @@ func (h *historyFile) finish() error {
 // abandon closes an unfinished history when the run stops early.
 func (h *historyFile) abandon() {
 	if !h.done {
-		h.finish() //nolint:errcheck // the run already failed; its history is not checked
+		_ = h.finish() // the run already failed; its history is not checked
 	}
 }

@@ -191,21 +191,30 @@ func newInterner() *interner {
 	return &interner{seed: maphash.MakeSeed(), copies: make(map[uint64][]byte)}
 }
 
-// intern returns the kept copy of v, keeping one first if there is none.
-func (in *interner) intern(v []byte) []byte {
+// intern returns the kept copy of v, keeping a copy of its own first if
+// there is none: v may be overwritten after.
+func (in *interner) intern(v []byte) []byte { return in.keep(v, true) }
+
+// share returns the kept copy of v, keeping v itself first if there is
+// none: its owner leaves it alone.
+func (in *interner) share(v []byte) []byte { return in.keep(v, false) }
+
+func (in *interner) keep(v []byte, clone bool) []byte {
 	if len(v) == 0 {
 		return v
 	}
 	h := maphash.Bytes(in.seed, v)
-	switch c, ok := in.copies[h]; {
-	case ok && bytes.Equal(c, v):
+	c, ok := in.copies[h]
+	if ok && bytes.Equal(c, v) {
 		return c
-	case ok:
-		return bytes.Clone(v) // another value with the same hash keeps its place
 	}
-	c := bytes.Clone(v)
-	in.copies[h] = c
-	return c
+	if clone {
+		v = bytes.Clone(v)
+	}
+	if !ok {
+		in.copies[h] = v // not on a collision: the value first kept stays
+	}
+	return v
 }
 
 func checkEnd(p []byte, records uint64, sum uint32) error {

@@ -1,8 +1,6 @@
 package history
 
 import (
-	"bytes"
-	"hash/maphash"
 	"io"
 	"slices"
 	"sync"
@@ -32,8 +30,7 @@ type Recorder struct {
 	// the one its reply brought. Reads are most of a run's events, so
 	// this is most of a long checked run's memory: ten minutes at 100,000
 	// operations a second with 100-byte values outgrew 24 GiB.
-	values map[uint64][]byte
-	seed   maphash.Seed
+	values *interner
 
 	// spill, for a recorder made by NewSpillingRecorder, takes each full
 	// chunk to the goroutine that writes it to the file.
@@ -42,7 +39,7 @@ type Recorder struct {
 
 // NewRecorder returns a recorder whose clock starts now.
 func NewRecorder() *Recorder {
-	return &Recorder{start: time.Now(), values: make(map[uint64][]byte), seed: maphash.MakeSeed()}
+	return &Recorder{start: time.Now(), values: newInterner()}
 }
 
 // NewSpillingRecorder returns a recorder whose clock starts now and that
@@ -80,15 +77,7 @@ func (r *Recorder) Append(e Event) {
 		}
 		return
 	}
-	if len(e.Value) > 0 {
-		h := maphash.Bytes(r.seed, e.Value)
-		switch v, ok := r.values[h]; {
-		case !ok:
-			r.values[h] = e.Value
-		case bytes.Equal(v, e.Value):
-			e.Value = v
-		}
-	}
+	e.Value = r.values.share(e.Value)
 	if n := len(r.events); n == 0 || len(r.events[n-1]) == chunkEvents {
 		r.events = append(r.events, make([]Event, 0, chunkEvents))
 	}
@@ -156,7 +145,7 @@ func (r *Recorder) Take() *File {
 	r.mustHold("Take")
 	f := &File{Events: r.joined(true), Replicas: r.replicas, Faults: r.faults}
 	r.events, r.replicas, r.faults = nil, nil, nil
-	clear(r.values)
+	clear(r.values.copies)
 	return f
 }
 
