@@ -67,7 +67,9 @@ type Options struct {
 // Run runs one benchmark and returns its report, and with HistoryPath set
 // the verdict of the consistency check.
 func Run(ctx context.Context, o Options) (*stats.Report, *Verdict, error) {
-	cfg := o.Config
+	// The run draws its own addresses and certificates into cfg; the
+	// caller's configuration serves again for its next run.
+	cfg := o.Config.Clone()
 	proto, err := protocols.Lookup(cfg.Protocol)
 	if err == nil && cfg.Client.AckWeakWritesOnLog() {
 		// The clients ask for it (cluster.ClientConfig); the check must

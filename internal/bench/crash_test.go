@@ -123,4 +123,6 @@ func TestRunStopsWhenInterrupted(t *testing.T) {
 		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
 		t.Fatal("the run did not return after its context ended")
 	}
+	require.Equal(t, config.Default().Replicas, cfg.Replicas,
+		"the run drew its replicas' addresses into the caller's configuration")
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -334,6 +336,24 @@ func Default() Config {
 		},
 	}
 	c.FillDerived()
+	return c
+}
+
+// Clone returns a copy of c that shares none of its lists or maps, for a
+// caller that rewrites parts of it (the addresses a run draws) while the
+// original serves again (an experiment's next point).
+func (c Config) Clone() Config {
+	c.Sites = slices.Clone(c.Sites)
+	c.Replicas = slices.Clone(c.Replicas)
+	c.Clients.Sites = slices.Clone(c.Clients.Sites)
+	c.Bench.YCSBWeak = slices.Clone(c.Bench.YCSBWeak)
+	if c.Network.Matrix != nil {
+		m := make(map[string]map[string]float64, len(c.Network.Matrix))
+		for from, row := range c.Network.Matrix {
+			m[from] = maps.Clone(row)
+		}
+		c.Network.Matrix = m
+	}
 	return c
 }
 

@@ -568,3 +568,43 @@ func TestDurationHelpers(t *testing.T) {
 			c.Raft.Tick(), c.Client.Retry(), c.Client.Timeout(), c.Bench.Warmup(), c.Network.FlushDelay())
 	}
 }
+
+// TestCloneSharesNothing: every list and map of a clone is its own, so a
+// run that draws addresses into its copy leaves the caller's as it was.
+// Every such field must be set here: a field added later fails the test
+// until it is (and Clone copies it).
+func TestCloneSharesNothing(t *testing.T) {
+	c := Default()
+	c.Network.Matrix = map[string]map[string]float64{"site0": {"site1": 3}}
+	c.Bench.YCSBWeak = []string{"read"}
+	clone := c.Clone()
+	if !reflect.DeepEqual(c, clone) {
+		t.Fatalf("Clone() = %+v, want %+v", clone, c)
+	}
+	var walk func(path string, a, b reflect.Value)
+	walk = func(path string, a, b reflect.Value) {
+		switch a.Kind() {
+		case reflect.Struct:
+			for i := range a.NumField() {
+				walk(path+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i))
+			}
+		case reflect.Slice, reflect.Map:
+			if a.Len() == 0 {
+				t.Fatalf("%s is empty: set it, so the test sees whether Clone copies it", path)
+			}
+			if a.UnsafePointer() == b.UnsafePointer() {
+				t.Errorf("%s is shared between a config and its clone", path)
+			}
+			if a.Kind() == reflect.Map {
+				for _, k := range a.MapKeys() {
+					walk(path+"["+k.String()+"]", a.MapIndex(k), b.MapIndex(k))
+				}
+			}
+		}
+	}
+	walk("Config", reflect.ValueOf(c), reflect.ValueOf(clone))
+	clone.Replicas[0].Addr = "127.0.0.1:1"
+	if c.Replicas[0].Addr == clone.Replicas[0].Addr {
+		t.Error("an address set in the clone changed the original")
+	}
+}

@@ -178,7 +178,10 @@ func (s Spec) points(o Options) []Point {
 // job builds a point's configuration: the base, the experiment's
 // settings, the point's protocol and value.
 func (s Spec) job(p Point, o Options, dir string) Job {
-	cfg := o.Base
+	// Each job's configuration is its own: a run rewrites parts of it
+	// (the addresses it draws), and Base serves every later point and
+	// experiment, and the settings a resume compares.
+	cfg := o.Base.Clone()
 	cfg.Protocol = p.Protocol
 	if s.Setup != nil {
 		s.Setup(&cfg, o.Quick)

@@ -167,6 +167,32 @@ func TestRunRefusesToMixSettings(t *testing.T) {
 	require.ErrorContains(t, err, "holds runs made with other settings")
 }
 
+// TestRunKeepsItsBaseWhateverARunDoes: a run that rewrites its
+// configuration's addresses (a local run draws free ports) leaves the
+// experiments after it the settings they started with; it did not, and
+// the next experiment of `all` recorded one run's ports, which no later
+// invocation matched, so it refused to resume.
+func TestRunKeepsItsBaseWhateverARunDoes(t *testing.T) {
+	f := &fakeRuns{}
+	o := testOptions(t, f)
+	o.Run = func(ctx context.Context, j Job) (Result, error) {
+		for i := range j.Config.Replicas {
+			j.Config.Replicas[i].Addr = fmt.Sprintf("127.0.0.1:%d", 20000+len(f.ran)*10+i)
+		}
+		return f.run(ctx, j)
+	}
+	_, err := Run(context.Background(), testSpec(), o)
+	require.NoError(t, err)
+	require.Equal(t, config.Default().Replicas, o.Base.Replicas)
+	conflict, err := Lookup("conflict")
+	require.NoError(t, err)
+	conflict.Protocols = testSpec().Protocols
+	_, err = Run(context.Background(), conflict, o)
+	require.NoError(t, err)
+	_, err = Run(context.Background(), conflict, o)
+	require.NoError(t, err, "resuming the experiment that ran second")
+}
+
 func TestRunRefusesABadPointBeforeRunning(t *testing.T) {
 	f := &fakeRuns{}
 	o := testOptions(t, f)
