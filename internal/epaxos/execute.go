@@ -187,6 +187,7 @@ func (r *Replica) execute(inst *instance) {
 			r.send(to, resultReply(op.ID, res, inst.fast))
 		}
 	}
+	r.wake(inst.id)
 	r.stats.executed++
 	r.stats.executedSet ^= mix(uint64(inst.id.Replica)<<56 ^ inst.id.Num)
 	r.gc.executed(inst.id)

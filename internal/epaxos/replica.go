@@ -64,9 +64,14 @@ type Replica struct {
 	batch   []*wire.Request
 	waiting map[wire.OpID]wire.NodeID
 	// acks holds the weak writes to answer once their instance's record
-	// is durable; parked the weak reads waiting to be answered.
-	acks   map[wire.OpID]wire.NodeID
-	parked []parkedRead
+	// is durable.
+	acks map[wire.OpID]wire.NodeID
+	// parked holds the weak reads waiting, by the instance each waits
+	// to execute here (see weakRead); woken, those whose instance
+	// executed, to look at again once the round's execution is done.
+	parked  map[wire.Instance][]parkedRead
+	nParked int
+	woken   []parkedRead
 	// notify holds the weak writes acknowledged here whose client is
 	// told when they execute.
 	notify map[wire.OpID]wire.NodeID
@@ -94,6 +99,10 @@ type stats struct {
 	// later write of their session overwrote them first (see
 	// applyOverwrites).
 	overwritten uint64
+	// readChecks counts the looks at whether a weak read may be
+	// answered (waitsFor): one when it arrives and one each time what it
+	// waited for executes, however many messages pass meanwhile.
+	readChecks uint64
 	// executedSet fingerprints the set of executed instances, whatever
 	// the order: two replicas with equal ones executed the same
 	// instances (see Status).
@@ -387,7 +396,7 @@ func (r *Replica) Metrics() protocol.Metrics {
 		{Name: "epaxos_instances", Help: "Instances held in memory.", Value: float64(len(r.instances))},
 		{Name: "epaxos_uncommitted", Help: "Known instances not committed yet.", Value: float64(len(r.uncommitted))},
 		{Name: "epaxos_key_writes", Help: "Keys whose last executed write the conflict index remembers.", Value: float64(r.conf.lastWrites())},
-		{Name: "epaxos_parked_reads", Help: "Weak reads waiting for what their session saw elsewhere to execute here.", Value: float64(len(r.parked))},
+		{Name: "epaxos_parked_reads", Help: "Weak reads waiting for what their session saw elsewhere to execute here.", Value: float64(r.nParked)},
 	}
 	return m
 }
