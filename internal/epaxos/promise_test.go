@@ -14,8 +14,14 @@ import (
 // startOn builds replica 1 of three on disk.
 func startOn(t *testing.T, disk *raftlog.MemDisk, bootstrap bool) *Replica {
 	t.Helper()
+	return startWith(t, disk, bootstrap, Options{})
+}
+
+// startWith builds replica 1 of three on disk with opts.
+func startWith(t *testing.T, disk *raftlog.MemDisk, bootstrap bool, opts Options) *Replica {
+	t.Helper()
 	r, err := NewReplica(coreconfig.Config{ID: 1, Peers: []wire.NodeID{1, 2, 3}, ElectionTicks: 10,
-		Rand: rand.New(rand.NewPCG(1, 2)), Disk: disk, Bootstrap: bootstrap}, Options{})
+		Rand: rand.New(rand.NewPCG(1, 2)), Disk: disk, Bootstrap: bootstrap}, opts)
 	require.NoError(t, err)
 	return r
 }

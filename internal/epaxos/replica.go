@@ -69,9 +69,8 @@ type Replica struct {
 	// parked holds the weak reads waiting, by the instance each waits
 	// to execute here (see weakRead); woken, those whose instance
 	// executed, to look at again once the round's execution is done.
-	parked  map[wire.Instance][]parkedRead
-	nParked int
-	woken   []parkedRead
+	parked map[wire.Instance][]parkedRead
+	woken  []parkedRead
 	// notify holds the weak writes acknowledged here whose client is
 	// told when they execute.
 	notify map[wire.OpID]wire.NodeID
@@ -396,7 +395,7 @@ func (r *Replica) Metrics() protocol.Metrics {
 		{Name: "epaxos_instances", Help: "Instances held in memory.", Value: float64(len(r.instances))},
 		{Name: "epaxos_uncommitted", Help: "Known instances not committed yet.", Value: float64(len(r.uncommitted))},
 		{Name: "epaxos_key_writes", Help: "Keys whose last executed write the conflict index remembers.", Value: float64(r.conf.lastWrites())},
-		{Name: "epaxos_parked_reads", Help: "Weak reads waiting for what their session saw elsewhere to execute here.", Value: float64(r.nParked)},
+		{Name: "epaxos_parked_reads", Help: "Weak reads waiting for what their session saw elsewhere to execute here.", Value: float64(r.parkedReads())},
 	}
 	return m
 }

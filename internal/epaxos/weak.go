@@ -106,7 +106,15 @@ func (r *Replica) answerOrPark(p parkedRead) {
 		r.parked = make(map[wire.Instance][]parkedRead)
 	}
 	r.parked[id] = append(r.parked[id], p)
-	r.nParked++
+}
+
+// parkedReads counts the weak reads waiting.
+func (r *Replica) parkedReads() int {
+	n := 0
+	for _, reads := range r.parked {
+		n += len(reads)
+	}
+	return n
 }
 
 // wake moves the reads waiting for inst, which just executed, to those
@@ -114,26 +122,19 @@ func (r *Replica) answerOrPark(p parkedRead) {
 func (r *Replica) wake(inst wire.Instance) {
 	if reads, ok := r.parked[inst]; ok {
 		delete(r.parked, inst)
-		r.nParked -= len(reads)
 		r.woken = append(r.woken, reads...)
 	}
 }
 
 // releaseParked answers the woken reads that can be answered now and
 // parks the others again, each on the next instance it waits for.
+// Answering executes nothing, so no read is woken meanwhile.
 func (r *Replica) releaseParked() {
-	if len(r.woken) == 0 {
-		return
-	}
-	woken := r.woken
-	r.woken = nil
-	for _, p := range woken {
+	for _, p := range r.woken {
 		r.answerOrPark(p)
 	}
-	clear(woken)
-	if r.woken == nil {
-		r.woken = woken[:0]
-	}
+	clear(r.woken)
+	r.woken = r.woken[:0]
 }
 
 // waitsFor names an instance the request's read must see executed here

@@ -1,12 +1,10 @@
 package epaxos
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/raftlog"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -33,9 +31,7 @@ func weakReadsAnswered(out []wire.Envelope, session uint64) (ofSession, others i
 // outstanding: at 99 % weak, 3 x 32 sessions with 15 in flight, EPaxos-HO
 // spent 70 % of its CPU there and its strong p50 rose from 159 to 426 ms.
 func TestParkedReadsCostNothingWhileTheyWait(t *testing.T) {
-	r, err := NewReplica(coreconfig.Config{ID: 1, Peers: []wire.NodeID{1, 2, 3}, ElectionTicks: 10,
-		Rand: rand.New(rand.NewPCG(1, 2)), Disk: raftlog.NewMemDisk(), Bootstrap: true}, Options{WeakPath: true})
-	require.NoError(t, err)
+	r := startWith(t, raftlog.NewMemDisk(), true, Options{WeakPath: true})
 	round(t, r)
 	client := wire.FirstClientID + 1
 	const session, parked, others = 7, 500, 2000
@@ -53,14 +49,14 @@ func TestParkedReadsCostNothingWhileTheyWait(t *testing.T) {
 	ofSession, answered := weakReadsAnswered(round(t, r), session)
 	require.Zero(t, ofSession, "a read was answered before what its session saw executed here")
 	require.Equal(t, others, answered)
-	require.Equal(t, parked, r.nParked)
+	require.Equal(t, parked, r.parkedReads())
 	require.LessOrEqual(t, r.stats.readChecks, uint64(parked+others),
 		"%d reads parked while %d others were answered: %d looks", parked, others, r.stats.readChecks)
 
 	r.Step(2, &wire.EPaxos{Kind: wire.ECommit, Instance: missing, Command: put(9, 1, "k")})
 	ofSession, _ = weakReadsAnswered(round(t, r), session)
 	require.Equal(t, parked, ofSession, "reads answered once 2.1 executed")
-	require.Zero(t, r.nParked)
+	require.Zero(t, r.parkedReads())
 	require.Empty(t, r.parked)
 	require.LessOrEqual(t, r.stats.readChecks, uint64(2*parked+others))
 }
