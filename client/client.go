@@ -171,7 +171,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	go func() {
 		defer close(c.stopped)
-		c.loop.run(c.tr)
+		c.loop.run(c.tr.SendAll)
 	}()
 	c.awaitConnections(replicas, cfg.Retry)
 	return c, nil

@@ -9,7 +9,6 @@ import (
 	"github.com/hybridkv/hybridkv/internal/clientcore"
 	"github.com/hybridkv/hybridkv/internal/history"
 	"github.com/hybridkv/hybridkv/internal/round"
-	"github.com/hybridkv/hybridkv/internal/transport"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
 
@@ -76,14 +75,26 @@ func (l *loop) stop() {
 	l.inbox.Notify()
 }
 
-func (l *loop) run(tr *transport.Transport) {
+// run drives the core until stopped, handing what it sends to send.
+func (l *loop) run(send func([]wire.Envelope)) {
 	ticker := time.NewTicker(l.cfg.Tick)
 	defer ticker.Stop()
 	var submits, cancels []*call
 	for {
+		var now time.Time
+		ticked := false
 		select {
 		case <-l.inbox.Wake():
-		case now := <-ticker.C:
+		case now = <-ticker.C:
+			ticked = true
+		}
+		// A tick due goes into this round whatever woke it: under a
+		// flood of replies the inbox always is, and the operations' re-send
+		// and expiry timers would fall behind.
+		if !ticked {
+			now, ticked = round.TickDue(ticker.C)
+		}
+		if ticked {
 			l.core.Tick()
 			l.expire(now)
 		}
@@ -108,7 +119,7 @@ func (l *loop) run(tr *transport.Transport) {
 		clear(submits)
 		clear(cancels)
 		out, done := l.core.Ready()
-		tr.SendAll(out)
+		send(out)
 		for _, d := range done {
 			l.complete(d)
 		}

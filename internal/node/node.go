@@ -136,16 +136,12 @@ func (r *Node) Run(ctx context.Context) error {
 			reply <- r.loop.Core.Metrics()
 			continue
 		}
-		// A tick due goes into this round whatever woke it: select picks
-		// among ready cases at random, and under a flood of client
-		// requests the inbox is always ready, so a due tick could lose
-		// the draw round after round (once, 512 requests were stepped
-		// between two ticks), and heartbeats and election timers with it.
+		// A tick due goes into this round whatever woke it (once, with
+		// the tick left to select's draw, 512 client requests were
+		// stepped between two ticks).
 		if ev.Ticks == 0 {
-			select {
-			case <-ticker.C:
+			if _, due := round.TickDue(ticker.C); due {
 				ev.Ticks = 1
-			default:
 			}
 		}
 		if r.round(ev) {
