@@ -188,9 +188,21 @@ func (r *Replica) execute(inst *instance) {
 		}
 	}
 	r.wake(inst.id)
-	r.stats.executed++
+	r.countExecuted(inst)
 	r.stats.executedSet ^= mix(uint64(inst.id.Replica)<<56 ^ inst.id.Num)
 	r.gc.executed(inst.id)
+}
+
+// countExecuted counts an executed instance and how long it waited here
+// between its commit and its execution.
+func (r *Replica) countExecuted(inst *instance) {
+	wait := r.now - inst.committedAt
+	r.stats.executed++
+	r.stats.executeWait += wait
+	if slices.ContainsFunc(inst.cmd.Ops, func(op wire.Op) bool { return op.Level == wire.Strong }) {
+		r.stats.strongExecuted++
+		r.stats.strongExecuteWait += wait
+	}
 }
 
 // slot is the store's slot of an instance's i-th operation (see

@@ -31,6 +31,9 @@ type instance struct {
 	// recoverAt is the tick at which this replica starts recovering the
 	// instance unless it commits first; 0 while nothing here waits for it.
 	recoverAt uint64
+	// committedAt is the tick at which this replica learned the instance
+	// committed (or loaded it committed), for the wait until it executes.
+	committedAt uint64
 }
 
 // ballot builds the recovery ballot of replica id in round k ≥ 1. Ballot 0

@@ -312,6 +312,7 @@ func (r *Replica) commit(inst *instance, cmd wire.Command, deps []wire.Instance)
 		return
 	}
 	inst.status = wire.ECommitted
+	inst.committedAt = r.now
 	r.setCommand(inst, cmd)
 	inst.deps = deps
 	inst.coord = nil

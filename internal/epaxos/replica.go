@@ -91,6 +91,12 @@ type Replica struct {
 
 type stats struct {
 	fast, slow, recoveries, noops, executed uint64
+	// executeWait sums, over the executed instances, the ticks from
+	// their commit here to their execution: what waiting for their
+	// dependencies cost them. The strong ones are those holding a strong
+	// operation, counted apart since a strong operation's reply waits for
+	// its execution.
+	executeWait, strongExecuted, strongExecuteWait uint64
 	// fragments counts the recoveries that proposed clients' weak
 	// writes (see decide).
 	fragments uint64
@@ -392,6 +398,10 @@ func (r *Replica) Metrics() protocol.Metrics {
 		{Name: "epaxos_noops_total", Help: "Instances recovery committed as no-ops, seen by this replica.", Counter: true, Value: float64(r.stats.noops)},
 		{Name: "epaxos_recovered_from_clients_total", Help: "Recoveries that proposed, in an instance no replica held the command of, the weak writes clients said it held.", Counter: true, Value: float64(r.stats.fragments)},
 		{Name: "epaxos_overwritten_weak_writes_total", Help: "Weak writes counted as applied, without effect, because a later write of their session to the same key executed first (their instance was lost).", Counter: true, Value: float64(r.stats.overwritten)},
+		{Name: "epaxos_executed_instances_total", Help: "Instances this replica executed.", Counter: true, Value: float64(r.stats.executed)},
+		{Name: "epaxos_commit_to_execute_ticks_total", Help: "Ticks from each executed instance's commit here to its execution, summed: divided by the instances executed and multiplied by the tick, the mean wait for dependencies.", Counter: true, Value: float64(r.stats.executeWait)},
+		{Name: "epaxos_strong_executed_instances_total", Help: "Executed instances holding a strong operation.", Counter: true, Value: float64(r.stats.strongExecuted)},
+		{Name: "epaxos_strong_commit_to_execute_ticks_total", Help: "Ticks from commit to execution, summed over the executed instances holding a strong operation.", Counter: true, Value: float64(r.stats.strongExecuteWait)},
 		{Name: "epaxos_instances", Help: "Instances held in memory.", Value: float64(len(r.instances))},
 		{Name: "epaxos_uncommitted", Help: "Known instances not committed yet.", Value: float64(len(r.uncommitted))},
 		{Name: "epaxos_key_writes", Help: "Keys whose last executed write the conflict index remembers.", Value: float64(r.conf.lastWrites())},
