@@ -917,6 +917,22 @@ func TestWeakReadsDoNotTrustSpeculativeSlots(t *testing.T) {
 	}
 }
 
+// TestLostFloorIsSeenWithoutOperationsAppended replays the long mode's
+// seed that found it (CURP-HO, N = 3, seed 8648, swarm faults): a
+// session's speculative floor stood at an entry the replicas had since
+// applied and compacted, so each must answer a read stamped with it as
+// lost, and the client read through the log. But a read gate counted as
+// seen only the entries it was told were appended, which are operations'
+// entries: a replica that had restarted, or caught up by snapshot, and
+// then applied only a new leader's empty entry and clock entries, waited
+// for the floor's entry to be seen, and the session's two weak reads,
+// re-sent to it, never completed. The gate now counts what is applied as
+// seen.
+func TestLostFloorIsSeenWithoutOperationsAppended(t *testing.T) {
+	res := checkedRun(t, "curp-ho", 3, 8648, mutation{faults: true, swarm: true})
+	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+}
+
 // TestHOReplayFollowsPreviousWeakWrites replays the checked-faults seeds
 // that found it (CURP-HO, N = 5). Seed 1374: a deposed leader completed a
 // session's strong read on the fast path after the session's weak writes;

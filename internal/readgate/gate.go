@@ -133,7 +133,7 @@ func (t *Gate) Applied(index uint64, op *wire.Op) {
 func (t *Gate) Check(log Log, req *wire.Request) Verdict {
 	applied := log.AppliedIndex()
 	op := &req.Op
-	if c := req.MinApplied; c > applied && (log.Committed() < c || !t.seen(c) || t.writeBetween(op, applied, c)) {
+	if c := req.MinApplied; c > applied && (log.Committed() < c || !t.seen(log, c) || t.writeBetween(op, applied, c)) {
 		return Wait
 	}
 	spec := req.SpecFloor
@@ -145,7 +145,7 @@ func (t *Gate) Check(log Log, req *wire.Request) Verdict {
 			return Wait
 		}
 		return Serve
-	case spec.Index <= log.Committed() && t.seen(spec.Index):
+	case spec.Index <= log.Committed() && t.seen(log, spec.Index):
 		// Committed with another term, or compacted past knowing: the
 		// speculation is not what the log holds there.
 		return Lost
@@ -159,7 +159,7 @@ func (t *Gate) Check(log Log, req *wire.Request) Verdict {
 // seen it appended (the log may hold entries a step has yet to report).
 func (t *Gate) holds(log Log, pos wire.Position) bool {
 	term, ok := log.Term(pos.Index)
-	return ok && term == pos.Term && t.seen(pos.Index)
+	return ok && term == pos.Term && t.seen(log, pos.Index)
 }
 
 // supersededBefore reports whether the log committed, before pos, an
@@ -169,15 +169,24 @@ func (t *Gate) holds(log Log, pos wire.Position) bool {
 // would wait for the log to reach pos's index, which it may never do.
 func (t *Gate) supersededBefore(log Log, pos wire.Position) bool {
 	c := log.Committed()
-	if c == 0 || c >= pos.Index || !t.seen(c) {
+	if c == 0 || c >= pos.Index || !t.seen(log, c) {
 		return false
 	}
 	term, ok := log.Term(c)
 	return ok && term > pos.Term
 }
 
-// seen reports whether the gate has seen the log up to index appended.
-func (t *Gate) seen(index uint64) bool { return index <= t.lastAppended }
+// seen reports whether the gate has seen the log up to index: appended
+// (the log may hold entries a step has yet to report), or applied. Only
+// operations' entries are reported appended; the applied index covers the
+// rest, which carry no write: a leader's empty entry, clock entries, and
+// entries a restart or a snapshot brought in already applied. Without it a
+// replica that saw no operation appended since its restart, or since it
+// caught up by snapshot, never saw a lost speculative floor as lost, and
+// the read, re-sent to it, waited for good.
+func (t *Gate) seen(log Log, index uint64) bool {
+	return index <= t.lastAppended || index <= log.AppliedIndex()
+}
 
 // writeBetween reports whether a logged, unapplied write to a key read
 // reads, or a transaction, lies in (lo, hi]. A scan reads the keys of its

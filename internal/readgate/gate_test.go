@@ -155,6 +155,22 @@ func TestEntriesNotYetReportedDoNotCount(t *testing.T) {
 	require.Equal(t, Wait, g.Check(l, read(1, 0, wire.Position{Term: 2, Index: 4})), "not lost before it is seen")
 }
 
+// A replica restarted, or caught up by snapshot, and has since applied up
+// to 10 entries that carry no operation (a leader's empty entry, clock
+// entries): the gate heard of no entry appended, but the applied state
+// covers them. A speculative floor at 6 whose entry the log no longer
+// holds (compacted) is lost, not waited for: the read, re-sent to this
+// replica, waited for good (the checked simulation's seed 8648, CURP-HO,
+// N = 3).
+func TestAppliedEntriesCountAsSeen(t *testing.T) {
+	l := &fakeLog{terms: []uint64{1, 1, 1, 1, 1}, committed: 10, applied: 10}
+	g := New()
+	require.Equal(t, Lost, g.Check(l, read(1, 0, wire.Position{Term: 3, Index: 6})))
+	require.Equal(t, Serve, g.Check(l, read(1, 5, wire.Position{Term: 1, Index: 5})),
+		"the applied log holds term 1's entry at 5")
+	require.Equal(t, Serve, g.Check(l, read(1, 8, wire.Position{})))
+}
+
 func TestReplacedTailDropsItsWrites(t *testing.T) {
 	l := &fakeLog{terms: []uint64{1, 1, 1}, committed: 1, applied: 1}
 	g := New()
