@@ -358,11 +358,46 @@ func (g *orderGraph) choose(choices []depChoice) {
 		case at[c.write] < at[c.dep]:
 			before = true
 		case at[c.write] > at[c.read]:
-		case ahead > agreeing-c.quorum:
+		case ahead >= c.quorum:
 			before = true
+		case ahead > agreeing-c.quorum:
+			// Neither place is required: the write was not required
+			// before the read (it would then have reached every list of
+			// the read's superquorum before the dependency, at least
+			// quorum of these), nor after it (fewer would hold it ahead).
+			// Before the dependency, unless the orders drawn put the
+			// write after the dependency: a required order may run that
+			// way (long-mode seed 8689, CURP-HO, N = 5: the dependency,
+			// a strong operation of its session that completed on the
+			// fast path, a write invoked after that, and this write of
+			// the same session), and placed before, the write would close
+			// a cycle that broke the required order.
+			before = !g.reaches(c.dep, c.write)
 		}
 		place(c, before)
 	}
+}
+
+// reaches reports whether the orders drawn lead from operation a to b.
+func (g *orderGraph) reaches(a, b int) bool {
+	after := g.adjacency()
+	seen := make([]bool, len(g.all))
+	stack := []int32{int32(a)}
+	seen[a] = true
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if int(n) == b {
+			return true
+		}
+		for _, m := range after.of(int(n)) {
+			if !seen[m] {
+				seen[m] = true
+				stack = append(stack, m)
+			}
+		}
+	}
+	return false
 }
 
 // listPlaces counts the lists that name c's dependency, and those of them

@@ -933,6 +933,21 @@ func TestLostFloorIsSeenWithoutOperationsAppended(t *testing.T) {
 	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
 }
 
+// TestReadChoiceKeepsTheOrdersDrawn replays the long mode's seed that found
+// it (CURP-HO, N = 5, seed 8689, split witnesses): a new leader's replay
+// placed a weak write (30002.34) that a strong read's superquorum need not
+// have ordered either way before the read's dependency (20001.25), though
+// the orders drawn ran from the dependency through a fast-path operation of
+// its session (20001.30) and a write invoked after that completed
+// (30002.32) to the write; the cycle this closed was broken at the
+// fast-path order, and the log put 30002.32 before 20001.30 (S1). Where
+// neither place is required, the write now goes after the read when the
+// orders drawn put it after the dependency.
+func TestReadChoiceKeepsTheOrdersDrawn(t *testing.T) {
+	res := checkedRun(t, "curp-ho", 5, 8689, mutation{faults: true, swarm: true})
+	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+}
+
 // TestHOReplayFollowsPreviousWeakWrites replays the checked-faults seeds
 // that found it (CURP-HO, N = 5). Seed 1374: a deposed leader completed a
 // session's strong read on the fast path after the session's weak writes;
