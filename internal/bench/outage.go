@@ -89,7 +89,7 @@ func (r *run) crashAt(ctx context.Context, start time.Time, c Crash) (stop func(
 	wg.Add(1)
 	timer := time.AfterFunc(time.Until(start.Add(c.After)), func() {
 		defer wg.Done()
-		victims, err := r.victims(c.Target)
+		victims, err := r.victims(ctx, c.Target)
 		what := describeVictims(c.Target, victims)
 		if err != nil {
 			r.outage.killed(what, time.Now(), err)
@@ -127,13 +127,19 @@ func (r *run) crashAt(ctx context.Context, start time.Time, c Crash) (stop func(
 	}
 }
 
-// victims picks the replicas a crash kills. A leaderless protocol's
-// "leader" is the replica at the first client's site: it leads that
-// client's commands, which must go elsewhere while it is down.
-func (r *run) victims(target string) ([]uint64, error) {
-	leader := r.clients[0].c.Leader()
-	if r.proto.Leaderless {
+// victims picks the replicas a crash kills. The leader is the one the
+// replicas name (see leader): a client's belief alone may be empty for a
+// moment, while it looks for the leader again after a retry, and the crash
+// then hit nothing (once, under the race detector's load). A leaderless
+// protocol's "leader" is the replica at the first client's site: it leads
+// that client's commands, which must go elsewhere while it is down.
+func (r *run) victims(ctx context.Context, target string) ([]uint64, error) {
+	var leader uint64
+	switch {
+	case r.proto.Leaderless:
 		leader = r.replicaAt(r.clients[0].site)
+	case target != "all":
+		leader = r.leader(ctx)
 	}
 	var ids []uint64
 	for _, p := range r.procs.List() {
