@@ -364,7 +364,9 @@ func (g *orderGraph) choose(choices []depChoice) {
 			// Neither place is required: the write was not required
 			// before the read (it would then have reached every list of
 			// the read's superquorum before the dependency, at least
-			// quorum of these), nor after it (fewer would hold it ahead).
+			// quorum of these), nor after it (then only lists outside
+			// the superquorum, agreeing-quorum at most, would hold it
+			// ahead).
 			// Before the dependency, unless the orders drawn put the
 			// write after the dependency: a required order may run that
 			// way (long-mode seed 8689, CURP-HO, N = 5: the dependency,
