@@ -383,23 +383,7 @@ func (g *orderGraph) choose(choices []depChoice) {
 // reaches reports whether the orders drawn lead from operation a to b.
 func (g *orderGraph) reaches(a, b int) bool {
 	after := g.adjacency()
-	seen := make([]bool, len(g.all))
-	stack := []int32{int32(a)}
-	seen[a] = true
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if int(n) == b {
-			return true
-		}
-		for _, m := range after.of(int(n)) {
-			if !seen[m] {
-				seen[m] = true
-				stack = append(stack, m)
-			}
-		}
-	}
-	return false
+	return reaches(func(n int32) []int32 { return after.of(int(n)) }, int32(a), int32(b))
 }
 
 // listPlaces counts the lists that name c's dependency, and those of them
@@ -524,14 +508,16 @@ func (g *orderGraph) breakCycles() {
 	slices.SortStableFunc(inner, func(a, b orderEdge) int { return cmp.Compare(a.rank, b.rank) })
 	after := make(map[int32][]int32)
 	for _, e := range inner {
-		if !reaches(after, e.to, e.from) {
+		if !reaches(func(n int32) []int32 { return after[n] }, e.to, e.from) {
 			after[e.from] = append(after[e.from], e.to)
 			g.edges = append(g.edges, e)
 		}
 	}
 }
 
-func reaches(after map[int32][]int32, from, to int32) bool {
+// reaches reports whether following next leads from one operation to
+// another.
+func reaches(next func(int32) []int32, from, to int32) bool {
 	seen := map[int32]bool{from: true}
 	stack := []int32{from}
 	for len(stack) > 0 {
@@ -540,7 +526,7 @@ func reaches(after map[int32][]int32, from, to int32) bool {
 		if n == to {
 			return true
 		}
-		for _, m := range after[n] {
+		for _, m := range next(n) {
 			if !seen[m] {
 				seen[m] = true
 				stack = append(stack, m)
