@@ -87,13 +87,16 @@ type hist struct {
 // enters as of unknown outcome, with no slot: the acknowledgement promises
 // nothing.
 func index(f *history.File, rep *reporter, lossyWeak bool) (*hist, error) {
+	if len(f.Events) >= math.MaxInt32 {
+		return nil, fmt.Errorf("%d events: the checker indexes at most %d", len(f.Events), math.MaxInt32-1)
+	}
 	for i := range f.Events {
 		if err := f.Events[i].Valid(); err != nil {
 			return nil, err
 		}
 	}
 	events := dedupe(f.Events, rep)
-	h := &hist{keys: map[string]*keyWrites{}, lossyWeak: lossyWeak}
+	h := &hist{keys: map[string]*keyWrites{}, lossyWeak: lossyWeak, ops: make([]op, 0, len(events))}
 	sessions := map[uint64]int32{}
 	var split *splitter
 	for _, e := range events {
@@ -159,29 +162,52 @@ func (h *hist) report(is ...int32) []Op {
 	return out
 }
 
-// dedupe keeps one event per identity, preferring one with a result. Two
-// results for one identity mean the operation took effect twice (X1).
+// dedupe keeps one event per identity, preferring one with a result, at
+// the place where the identity first appears. Two results for one
+// identity mean the operation took effect twice (X1).
+//
+// Identities are grouped by sorting positions rather than hashing them: a
+// ten-minute run records tens of millions of events, and a map entry per
+// identity cost more memory than any other part of the check but the
+// events themselves.
 func dedupe(events []history.Event, rep *reporter) []*history.Event {
 	rep.count(len(events), "X1")
-	first := make(map[wire.OpID]int, len(events))
-	var out []*history.Event
-	for i := range events {
-		e := &events[i]
-		j, seen := first[e.ID()]
-		if !seen {
-			first[e.ID()] = len(out)
-			out = append(out, e)
-			continue
-		}
-		prev := out[j]
-		switch {
-		case prev.Outcome == history.OK && e.Outcome == history.OK:
-			if !sameResult(prev, e) {
-				rep.add(Violation{Property: "X1", Ops: plain(prev, e),
-					Detail: fmt.Sprintf("operation %v completed twice with different results", e.ID())})
+	byID := make([]int32, len(events))
+	for i := range byID {
+		byID[i] = int32(i)
+	}
+	slices.SortFunc(byID, func(a, b int32) int {
+		ea, eb := &events[a], &events[b]
+		return cmp.Or(cmp.Compare(ea.Session, eb.Session), cmp.Compare(ea.Seq, eb.Seq), cmp.Compare(a, b))
+	})
+	// kept[i] is the event kept for the identity first seen at i, plus
+	// one; 0 at the other positions.
+	kept := make([]int32, len(events))
+	n := 0
+	for lo := 0; lo < len(byID); {
+		first, keep := byID[lo], byID[lo]
+		hi := lo + 1
+		for ; hi < len(byID) && events[byID[hi]].ID() == events[first].ID(); hi++ {
+			prev, e := &events[keep], &events[byID[hi]]
+			switch {
+			case prev.Outcome == history.OK && e.Outcome == history.OK:
+				if !sameResult(prev, e) {
+					rep.add(Violation{Property: "X1", Ops: plain(prev, e),
+						Detail: fmt.Sprintf("operation %v completed twice with different results", e.ID())})
+				}
+			case e.Outcome == history.OK:
+				keep = byID[hi]
 			}
-		case e.Outcome == history.OK:
-			out[j] = e
+		}
+		kept[first] = keep + 1
+		n++
+		lo = hi
+	}
+	byID = nil
+	out := make([]*history.Event, 0, n)
+	for _, k := range kept {
+		if k > 0 {
+			out = append(out, &events[k-1])
 		}
 	}
 	return out
