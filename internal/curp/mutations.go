@@ -31,6 +31,9 @@ type mutationFlags struct {
 	// repliesBeforeWrite: replies to strong writes, and reads that tell of
 	// pooled writes, go out before the round's write is durable too.
 	repliesBeforeWrite bool
+	// namesBeforeDurable: a read's reply that names pooled writes goes
+	// out before their records are durable (see NamedDurable).
+	namesBeforeDurable bool
 	// poolIgnoresTxns: the conflict check passes over pooled transactions,
 	// so a leader answers a strong read speculatively from an applied
 	// state that a transaction it logged before the read has yet to

@@ -9,7 +9,7 @@ import (
 )
 
 // Mutations names the bugs Break can re-introduce.
-var Mutations = []string{"any-term", "log-in-recovery", "replay-unordered", "trust-restarted", "drop-replaced-records", "replies-before-write", "vote-ties", "pool-ignores-txns", "speculate-txns"}
+var Mutations = []string{"any-term", "log-in-recovery", "replay-unordered", "trust-restarted", "drop-replaced-records", "replies-before-write", "names-before-durable", "vote-ties", "pool-ignores-txns", "speculate-txns"}
 
 // Break re-introduces the named bug until Repair; for mutation tests.
 func Break(name string) error {
@@ -27,6 +27,8 @@ func Break(name string) error {
 		broken.dropReplacedRecords = true
 	case "replies-before-write":
 		broken.repliesBeforeWrite = true
+	case "names-before-durable":
+		broken.namesBeforeDurable = true
 	case "vote-ties":
 		broken.voteTies = true
 	case "pool-ignores-txns":

@@ -109,6 +109,7 @@ func (r *Replica) keepReplaced(index uint64) {
 // then has nothing left to do.)
 func (r *Replica) Output() protocol.Ready {
 	rd := r.Replica.Output()
+	r.pool.EndRound()
 	if r.records == nil {
 		return rd
 	}
@@ -128,6 +129,11 @@ func (r *Replica) Output() protocol.Ready {
 	}
 	return rd
 }
+
+// WritesDone implements protocol.WriteWatcher: records of the rounds
+// whose writes are done are durable, and a read's reply that names only
+// those need not wait (ReplyTo).
+func (r *Replica) WritesDone(round uint64) { r.pool.Written(round) }
 
 // rewriteRecords replaces the witness log with the pool, the records the
 // raft log kept included (they are the witness log's from then on), and a

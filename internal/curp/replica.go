@@ -43,11 +43,6 @@ type WeakPath struct {
 	// (CURP-HO's weak writes); if not, the leader's records are kept by
 	// its raft log rather than the witness log (witness.Log).
 	LeaderPools bool
-	// ReadsShowPool says the hybrid tells a strong read about pooled writes
-	// (CURP-HO names them in its replies). If not, a read's reply
-	// rests on the applied state alone and goes out without waiting for
-	// the disk.
-	ReadsShowPool bool
 	// WeakWritesAreDeps says pooled weak writes do not conflict with a
 	// strong operation on their key: the hybrid reports them as the
 	// operation's dependencies instead (CURP-HO). If not, every pooled
@@ -114,6 +109,7 @@ func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
 	if err := r.loadRecords(); err != nil {
 		return nil, fmt.Errorf("replica %d: witness records: %w", cfg.ID, err)
 	}
+	r.pool.EndRound() // what was loaded is durable
 	if opts.RecoveryRetryTicks <= 0 {
 		r.retryTicks = 10
 	}

@@ -89,15 +89,30 @@ func (r *Replica) Witness(req *wire.Request) *wire.Reply {
 }
 
 // ReplyTo sends a reply to a strong operation. A read's need not wait for
-// the round's write unless it tells of pooled writes: it vouches for no
-// record, only for the applied state (its value) and for the absence of a
-// conflicting write, and the read itself changes nothing a crash could
-// lose. Replaying a lost read record in recovery would change nothing
-// either.
+// the round's write unless it names pooled writes (CURP-HO's dependencies
+// and read dependency) whose records are not durable yet: otherwise it
+// vouches for no record it could lose, only for the applied state (its
+// value), for durable records and for the absence of a conflicting write,
+// and the read itself changes nothing a crash could lose. Replaying a lost
+// read record in recovery would change nothing either.
 func (r *Replica) ReplyTo(to wire.NodeID, op *wire.Op, rep *wire.Reply) {
-	if !op.Kind.IsWrite() && !r.weak.ReadsShowPool || broken.repliesBeforeWrite {
+	if !op.Kind.IsWrite() && r.NamedDurable(op.ID.Session, rep) || broken.repliesBeforeWrite {
 		r.ReplyNow(to, rep)
 		return
 	}
 	r.ReplyAfterWrite(to, rep)
+}
+
+// NamedDurable reports whether every pooled write rep names is durable
+// here: the session's weak writes in Deps, and ReadDep.
+func (r *Replica) NamedDurable(session uint64, rep *wire.Reply) bool {
+	if broken.namesBeforeDurable {
+		return true
+	}
+	for _, seq := range rep.Deps {
+		if !r.pool.Durable(r.pool.Get(wire.OpID{Session: session, Seq: seq})) {
+			return false
+		}
+	}
+	return rep.ReadDep.IsZero() || r.pool.Durable(r.pool.Get(rep.ReadDep))
 }

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/hybridkv/hybridkv/internal/round"
@@ -30,6 +31,18 @@ type Loop struct {
 	Writes WriteQueue
 	// armed: the driver's batch timer runs.
 	armed bool
+	// written is the number of the last round whose write is done, every
+	// earlier round's included; set by the writer (Written).
+	written atomic.Uint64
+}
+
+// WriteWatcher is a core that wants to know which of its rounds' writes
+// are durable: a reply that vouches for what an earlier round wrote need
+// not wait for the current round's write.
+type WriteWatcher interface {
+	// WritesDone tells the core that the writes of its rounds up to round,
+	// counted from 1 by its Ready calls, are durable. Round only grows.
+	WritesDone(round uint64)
 }
 
 // Event is what woke a round besides the inbox.
@@ -40,7 +53,8 @@ type Event struct {
 	BatchDue bool
 }
 
-// Round ticks the core, proposes its batch if the batch timer fired,
+// Round tells a WriteWatcher core which rounds' writes are done, ticks
+// the core, proposes its batch if the batch timer fired,
 // steps the round's messages (round.Take), applies the batching rule,
 // and hands out what the core produced by Ready's rules: Messages go out
 // at once, the Write and After join Writes (After goes out at once when
@@ -48,6 +62,9 @@ type Event struct {
 // its batch timer for BatchDelay; writing, that rounds wait for its
 // writer.
 func (r *Loop) Round(ev Event, spent func() bool) (arm, writing bool) {
+	if w, ok := r.Core.(WriteWatcher); ok {
+		w.WritesDone(r.written.Load())
+	}
 	for range ev.Ticks {
 		r.Core.Tick()
 	}
@@ -75,10 +92,12 @@ func (r *Loop) Round(ev Event, spent func() bool) (arm, writing bool) {
 
 // Written delivers what waited for batch b once the driver's writer has
 // done its write, and drops b's rounds from Writes. It does not touch
-// the core, so a writer may call it while a round runs.
+// the core, so a writer may call it while a round runs: the next round
+// tells a WriteWatcher core.
 func (r *Loop) Written(b Batch) {
 	r.deliver(b.After)
 	r.Writes.Done(b)
+	r.written.Store(b.last)
 }
 
 // deliver sends envelopes that waited for a write, in order; those to the

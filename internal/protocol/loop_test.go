@@ -102,3 +102,38 @@ func TestLoopHandsOutByReadysRules(t *testing.T) {
 	require.False(t, writing, "nothing waits for the disk: After at once")
 	require.Equal(t, 1, in.Len())
 }
+
+// watcher is a core that records what the loop told it of its writes.
+type watcher struct {
+	core
+	told []uint64
+}
+
+func (w *watcher) WritesDone(round uint64) { w.told = append(w.told, round) }
+
+// TestLoopTellsAWatcherWhichRoundsAreWritten: rounds are numbered by the
+// core's Ready calls, and a round after a write is done tells the core the
+// number of the last round that write covered, never less than before.
+func TestLoopTellsAWatcherWhichRoundsAreWritten(t *testing.T) {
+	in := round.NewInbox()
+	w := &watcher{}
+	loop := protocol.Loop{Core: w, Inbox: in, Limits: round.Deployed, Send: discard}
+	write := func() { w.ready = protocol.Ready{Write: &disk{}, After: []wire.Envelope{{To: 2, Msg: &wire.Reply{}}}} }
+	write()
+	loop.Round(protocol.Event{}, nil) // round 1 writes
+	loop.Round(protocol.Event{}, nil) // round 2 writes nothing
+	write()
+	loop.Round(protocol.Event{}, nil) // round 3 writes
+	b, ok := loop.Writes.Take()
+	require.True(t, ok)
+	write()
+	loop.Round(protocol.Event{}, nil) // round 4 writes, after the writer took 1 and 3
+	require.Equal(t, []uint64{0, 0, 0, 0}, w.told, "nothing written yet")
+	loop.Written(b)
+	loop.Round(protocol.Event{}, nil) // round 5
+	require.Equal(t, uint64(3), w.told[4], "rounds up to 3 written")
+	b, _ = loop.Writes.Take()
+	loop.Written(b)
+	loop.Round(protocol.Event{}, nil)
+	require.Equal(t, uint64(4), w.told[5])
+}

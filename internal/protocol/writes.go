@@ -16,26 +16,31 @@ type WriteQueue struct {
 	rounds []queuedRound
 	// taken is how many rounds at the front a writer is working on.
 	taken int
+	// added counts the rounds added, queued or not: a round's number.
+	added uint64
 }
 
 type queuedRound struct {
 	write Write
 	after []wire.Envelope
+	round uint64
 }
 
-// Add queues a round's Write and After. It returns After itself, for the
-// caller to deliver now, when the round has no write and no earlier one is
-// waiting; nil otherwise.
+// Add queues a round's Write and After; rounds are numbered from 1 in the
+// order added. It returns After itself, for the caller to deliver now,
+// when the round has no write and no earlier one is waiting; nil
+// otherwise.
 func (q *WriteQueue) Add(rd Ready) []wire.Envelope {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.added++
 	if rd.Write == nil && len(q.rounds) == 0 {
 		return rd.After
 	}
 	if rd.Write == nil && len(rd.After) == 0 {
 		return nil
 	}
-	q.rounds = append(q.rounds, queuedRound{rd.Write, rd.After})
+	q.rounds = append(q.rounds, queuedRound{rd.Write, rd.After, q.added})
 	return nil
 }
 
@@ -53,6 +58,8 @@ type Batch struct {
 	Write Write
 	After []wire.Envelope
 	n     int
+	// last is the number of the batch's last round.
+	last uint64
 }
 
 // Take hands a writer every waiting round it has not taken; ok is false
@@ -71,6 +78,7 @@ func (q *WriteQueue) Take() (b Batch, ok bool) {
 		}
 		b.After = append(b.After, r.after...)
 		b.n++
+		b.last = r.round
 	}
 	q.taken += b.n
 	return b, b.n > 0

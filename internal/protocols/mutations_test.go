@@ -28,6 +28,7 @@ func TestScenariosCatchMutations(t *testing.T) {
 		{"any-term", func(t *testing.T) string { return deposedLeaderScenario(t, "curp") }},
 		{"replay-unordered", replayOrderScenario},
 		{"vote-ties", replayTieScenario},
+		{"names-before-durable", namedWriteScenario},
 	}
 	for _, tc := range cases {
 		t.Run(tc.mutation, func(t *testing.T) {

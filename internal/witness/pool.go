@@ -27,6 +27,10 @@ type Record struct {
 	// this replica. It stays true: a record leaves the pool only once its
 	// operation is applied or forgotten, which the chain accepts as well.
 	PrevHere bool
+	// Round is the pool's round when the record arrived: the write of
+	// that round makes it durable (see Durable); 0 for records pooled
+	// before the first round, loaded from the disk.
+	Round uint64
 }
 
 // Pool holds unapplied operations. Not safe for concurrent use.
@@ -50,6 +54,9 @@ type Pool struct {
 	valueBytes int64
 	// log, when set, receives every new record.
 	log Log
+	// round is the current round (EndRound); durable the last round whose
+	// write is done (Written).
+	round, durable uint64
 }
 
 type sessionKey struct {
@@ -151,7 +158,7 @@ func (p *Pool) add(op *wire.Op, prevWeak uint64) (*Record, bool) {
 		return r, false
 	}
 	p.next++
-	r := &Record{Op: *op, PrevWeak: prevWeak, Order: p.next, Added: p.ticks}
+	r := &Record{Op: *op, PrevWeak: prevWeak, Order: p.next, Added: p.ticks, Round: p.round}
 	p.byID[op.ID] = r
 	p.valueBytes += int64(len(op.Value))
 	p.byKey[op.Key] = append(p.byKey[op.Key], r)
@@ -166,6 +173,18 @@ func (p *Pool) add(op *wire.Op, prevWeak uint64) (*Record, bool) {
 
 // SetLog has every record added from now on appended to l.
 func (p *Pool) SetLog(l Log) { p.log = l }
+
+// EndRound ends the owner's round: records added from now on are made
+// durable by the next round's write. The owner ends a round when it hands
+// out the round's write, and once after loading what its disk kept.
+func (p *Pool) EndRound() { p.round++ }
+
+// Written records that the writes of rounds up to round are done.
+func (p *Pool) Written(round uint64) { p.durable = max(p.durable, round) }
+
+// Durable reports whether r, a pooled record, is known to be on disk: a
+// done write took it, or it was loaded from the disk. It is false for nil.
+func (p *Pool) Durable(r *Record) bool { return r != nil && r.Round <= p.durable }
 
 // Remove drops the operation if pooled and reports whether it was.
 func (p *Pool) Remove(id wire.OpID) bool {

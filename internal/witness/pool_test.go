@@ -126,3 +126,23 @@ func TestAddInLogIsLoggedOnlyWhenKept(t *testing.T) {
 	require.Len(t, got, 2)
 	require.Equal(t, Entry{Op: *op(1, 2, 8, wire.Put), PrevWeak: 1}, got[1])
 }
+
+// TestDurableFollowsTheRoundsWritten: a record is durable once the write
+// of the round that added it is done; records added before the first
+// round (loaded from the disk) are durable from the start.
+func TestDurableFollowsTheRoundsWritten(t *testing.T) {
+	p := New()
+	loaded := p.Add(&wire.Op{ID: wire.OpID{Session: 1, Seq: 1}, Kind: wire.Put, Key: "a"}, 0)
+	p.EndRound()
+	first := p.Add(&wire.Op{ID: wire.OpID{Session: 1, Seq: 2}, Kind: wire.Put, Key: "a"}, 0)
+	p.EndRound()
+	second := p.Add(&wire.Op{ID: wire.OpID{Session: 1, Seq: 3}, Kind: wire.Put, Key: "b"}, 0)
+	require.True(t, p.Durable(loaded))
+	require.False(t, p.Durable(first))
+	p.Written(1)
+	require.True(t, p.Durable(first))
+	require.False(t, p.Durable(second))
+	p.Written(0)
+	require.True(t, p.Durable(first), "a later report of fewer rounds takes nothing back")
+	require.False(t, p.Durable(nil))
+}
