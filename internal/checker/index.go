@@ -203,7 +203,6 @@ func dedupe(events []history.Event, rep *reporter) []*history.Event {
 		n++
 		lo = hi
 	}
-	byID = nil
 	out := make([]*history.Event, 0, n)
 	for _, k := range kept {
 		if k > 0 {
