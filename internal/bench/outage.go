@@ -127,21 +127,43 @@ func (r *run) crashAt(ctx context.Context, start time.Time, c Crash) (stop func(
 	}
 }
 
-// victims picks the replicas a crash kills. The leader is the one the
-// replicas name (see leader): a client's belief alone may be empty for a
-// moment, while it looks for the leader again after a retry, and the crash
-// then hit nothing (once, under the race detector's load). A leaderless
-// protocol's "leader" is the replica at the first client's site: it leads
-// that client's commands, which must go elsewhere while it is down.
+// victimsWait bounds how long a crash waits for a replica to be its target:
+// a "leader" crash due while there is none (an election under way, a slow
+// disk holding every replica back) waits for one rather than hitting
+// nothing.
+const victimsWait = 15 * time.Second
+
+// victims picks the replicas a crash kills, waiting up to victimsWait for
+// the target to exist: at the crash's moment the replicas may name no
+// leader, or a leader that has just died (once on a machine whose disk
+// stalled for 0.9 s; a run then tested no crash at all).
 func (r *run) victims(ctx context.Context, target string) ([]uint64, error) {
-	var leader uint64
+	deadline := time.Now().Add(victimsWait)
+	for {
+		ids, leader := r.pickVictims(ctx, target)
+		if len(ids) > 0 {
+			return ids, nil
+		}
+		if time.Now().After(deadline) || !sleepUntil(ctx, time.Now().Add(100*time.Millisecond)) {
+			return nil, fmt.Errorf("no running replica is the %s after %v (client believes %d leads)",
+				target, victimsWait, leader)
+		}
+	}
+}
+
+// pickVictims picks the replicas a crash kills now, if any. The leader is
+// the one the replicas name (see leader): a client's belief alone may be
+// empty for a moment, while it looks for the leader again after a retry.
+// A leaderless protocol's "leader" is the replica at the first client's
+// site: it leads that client's commands, which must go elsewhere while it
+// is down.
+func (r *run) pickVictims(ctx context.Context, target string) (ids []uint64, leader uint64) {
 	switch {
 	case r.proto.Leaderless:
 		leader = r.replicaAt(r.clients[0].site)
 	case target != "all":
 		leader = r.leader(ctx)
 	}
-	var ids []uint64
 	for _, p := range r.procs.List() {
 		if !p.Running() {
 			continue
@@ -153,10 +175,7 @@ func (r *run) victims(ctx context.Context, target string) ([]uint64, error) {
 			ids = append(ids, p.ID)
 		}
 	}
-	if len(ids) == 0 {
-		return nil, fmt.Errorf("no running replica is the %s (client believes %d leads)", target, leader)
-	}
-	return ids, nil
+	return ids, leader
 }
 
 // replicaAt returns the first replica at site, 0 if none is.
