@@ -10,7 +10,9 @@ const (
 	MetricRecoveryWaiting = "curp_recovery_waiting_requests"
 	MetricStaleForwarded  = "witness_stale_records_forwarded_total"
 	MetricStaleLogged     = "witness_stale_records_logged_total"
+	MetricStaleOutlived   = "witness_stale_records_outlived_total"
 	MetricHeldRequests    = "curp_held_requests"
+	MetricHeldOutlived    = "curp_held_requests_released_outlived_total"
 )
 
 // Metrics implements protocol.Replica: the shared core's metrics plus the
@@ -33,8 +35,12 @@ func (r *Replica) Metrics() protocol.Metrics {
 			Help: "Witness records held past the stale age and handed to the leader to log (see the curp package's sweepStale)."},
 		protocol.Measure{Name: MetricStaleLogged, Counter: true, Value: float64(r.staleLogged),
 			Help: "Stale witness records this replica logged as leader: operations whose clients gave up before they reached the log."},
+		protocol.Measure{Name: MetricStaleOutlived, Counter: true, Value: float64(r.staleOutlived),
+			Help: "Stale witness records given up: their session expired after they were pooled, so their operation may have been applied already (see the curp package's outlived)."},
 		protocol.Measure{Name: MetricHeldRequests, Value: float64(r.heldRequests()),
 			Help: "Requests the leader holds until their session's previous weak write is logged."},
+		protocol.Measure{Name: MetricHeldOutlived, Counter: true, Value: float64(r.heldOutlived),
+			Help: "Weak writes the leader stopped holding requests behind after a whole session expiry: their session had expired, so they may have been applied already (see the curp package's releaseOutlived)."},
 	)
 	return m
 }

@@ -1,6 +1,8 @@
 package curp
 
 import (
+	"slices"
+
 	"github.com/hybridkv/hybridkv/internal/kvstore"
 	"github.com/hybridkv/hybridkv/internal/wire"
 )
@@ -12,10 +14,13 @@ import (
 // before the write it names; it is held until that write is logged.
 type sessionOrder struct {
 	held map[wire.OpID][]Queued // keyed by the weak write they wait for
+	// heldSince is the log's clock when the first request was held
+	// behind each weak write (see releaseOutlived).
+	heldSince map[wire.OpID]uint64
 }
 
 func newSessionOrder() sessionOrder {
-	return sessionOrder{held: make(map[wire.OpID][]Queued)}
+	return sessionOrder{held: make(map[wire.OpID][]Queued), heldSince: make(map[wire.OpID]uint64)}
 }
 
 // ProposeInOrder has the leader log req once its session's previous weak
@@ -47,6 +52,9 @@ func (r *Replica) admit(from wire.NodeID, req *wire.Request) bool {
 // to answer), so retries do not pile up behind a write that never comes.
 func (r *Replica) hold(prev wire.OpID, q Queued) {
 	hs := r.order.held[prev]
+	if len(hs) == 0 {
+		r.order.heldSince[prev] = r.Store().Clock()
+	}
 	for i := range hs {
 		if hs[i].Req.Op.ID == q.Req.Op.ID {
 			if q.From != 0 {
@@ -70,8 +78,36 @@ func (r *Replica) releaseProposed(id wire.OpID) {
 		return
 	}
 	delete(r.order.held, id)
+	delete(r.order.heldSince, id)
 	for _, q := range waiting {
 		r.proposeReleasing(q.From, q.Req)
+	}
+}
+
+// releaseOutlived logs the requests held for a whole expiry behind a weak
+// write of a session the state does not know. That write may have been
+// applied and its session forgotten since, as outlived explains, and
+// nothing would ever log it again: held for good, the session could never
+// go on (a client cut off from the leader for longer than the expiry,
+// which had not learned that its weak write committed, retried its next
+// operations for ever, and the leader held each). Or it was never logged
+// within the expiry, and is given up as an outlived record is.
+func (r *Replica) releaseOutlived() {
+	e := r.SessionExpiry()
+	if e == 0 || len(r.order.heldSince) == 0 {
+		return
+	}
+	var due []wire.OpID
+	for prev, since := range r.order.heldSince {
+		if !r.Store().HasSession(prev.Session) && r.Store().Clock() >= since+e {
+			due = append(due, prev)
+		}
+	}
+	// In a fixed order: the log must not depend on the map's.
+	slices.SortFunc(due, wire.OpID.Compare)
+	for _, prev := range due {
+		r.heldOutlived++
+		r.releaseProposed(prev)
 	}
 }
 
@@ -82,6 +118,7 @@ func (r *Replica) releaseHeld(id wire.OpID) {
 		// Only a leader holds requests; a deposed one's clients retry
 		// with the new leader.
 		clear(r.order.held)
+		clear(r.order.heldSince)
 		return
 	}
 	r.releaseProposed(id)

@@ -110,6 +110,7 @@ func (r *Replica) keepReplaced(index uint64) {
 func (r *Replica) Output() protocol.Ready {
 	rd := r.Replica.Output()
 	r.pool.EndRound()
+	r.pool.SetClock(r.Store().Clock())
 	if r.records == nil {
 		return rd
 	}

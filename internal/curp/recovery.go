@@ -22,27 +22,44 @@ type recovery struct {
 	// witnessed are the records this replica held as a witness when it
 	// became leader; those not replayed leave the pool at the end.
 	witnessed []wire.OpID
+	// pooledAt is the latest PooledAt any witness's record of an
+	// operation carried: one that may have outlived its operation is not
+	// replayed (see outlived).
+	pooledAt map[wire.OpID]uint64
 }
 
 func (r *Replica) startRecovery() {
 	_, term := r.Leader()
 	rec := &recovery{term: term, replies: make(map[wire.NodeID][]witness.Entry), runs: make(map[wire.NodeID]run),
-		syncs: make(map[wire.NodeID]*wire.WitnessSync)}
+		syncs: make(map[wire.NodeID]*wire.WitnessSync), pooledAt: make(map[wire.OpID]uint64)}
 	rec.replies[r.ID()] = r.pooled()
 	rec.runs[r.ID()] = run{Incarnation: r.wit.incarnation, Complete: r.wit.complete}
 	for _, e := range rec.replies[r.ID()] {
 		rec.witnessed = append(rec.witnessed, e.Op.ID)
+		rec.stamp(e.Op.ID, r.pool.Get(e.Op.ID).PooledAt)
 	}
 	r.recovery = rec
 	r.askPeers(rec)
 	rec.maybeFinish(r)
 }
 
-// pooled lists the pool in arrival order, so a replay is reproducible.
-func (r *Replica) pooled() []witness.Entry {
+// stamp keeps the latest PooledAt seen for id.
+func (rec *recovery) stamp(id wire.OpID, pooledAt uint64) {
+	rec.pooledAt[id] = max(rec.pooledAt[id], pooledAt)
+}
+
+// pooledRecords lists the pool in arrival order, so a replay is
+// reproducible.
+func (r *Replica) pooledRecords() []*witness.Record {
 	recs := make([]*witness.Record, 0, r.pool.Len())
 	r.pool.Each(func(rec *witness.Record) { recs = append(recs, rec) })
 	slices.SortFunc(recs, func(a, b *witness.Record) int { return cmp.Compare(a.Order, b.Order) })
+	return recs
+}
+
+// pooled lists the pool's entries in arrival order (pooledRecords).
+func (r *Replica) pooled() []witness.Entry {
+	recs := r.pooledRecords()
 	entries := make([]witness.Entry, len(recs))
 	for i, rec := range recs {
 		entries[i] = witness.Entry{Op: rec.Op, PrevWeak: rec.PrevWeak}
@@ -61,16 +78,22 @@ func (r *Replica) askPeers(rec *recovery) {
 // onRecover answers a new leader with this witness's records.
 func (r *Replica) onRecover(from wire.NodeID, m *wire.Recover) {
 	rep := &wire.RecoverReply{Term: m.Term, Incarnation: r.wit.incarnation, Complete: r.wit.complete}
-	entries := r.pooled()
-	for _, e := range entries {
-		rep.Ops = append(rep.Ops, e.Op)
-		if e.PrevWeak != 0 && rep.PrevWeak == nil {
-			rep.PrevWeak = make([]uint64, len(entries))
+	recs := r.pooledRecords()
+	for _, rec := range recs {
+		rep.Ops = append(rep.Ops, rec.Op)
+		if rec.PrevWeak != 0 && rep.PrevWeak == nil {
+			rep.PrevWeak = make([]uint64, len(recs))
+		}
+		if rec.PooledAt != 0 && rep.PooledAt == nil {
+			rep.PooledAt = make([]uint64, len(recs))
 		}
 	}
-	for i, e := range entries {
+	for i, rec := range recs {
 		if rep.PrevWeak != nil {
-			rep.PrevWeak[i] = e.PrevWeak
+			rep.PrevWeak[i] = rec.PrevWeak
+		}
+		if rep.PooledAt != nil {
+			rep.PooledAt[i] = rec.PooledAt
 		}
 	}
 	r.SendAfterWrite(from, rep)
@@ -90,6 +113,9 @@ func (rec *recovery) onReply(r *Replica, from wire.NodeID, m *wire.RecoverReply)
 		entries[i].Op = m.Ops[i]
 		if m.PrevWeak != nil {
 			entries[i].PrevWeak = m.PrevWeak[i]
+		}
+		if m.PooledAt != nil {
+			rec.stamp(m.Ops[i].ID, m.PooledAt[i])
 		}
 	}
 	rec.replies[from] = entries
@@ -141,8 +167,11 @@ func (rec *recovery) maybeFinish(r *Replica) {
 		}
 	}
 	// Applied and logged operations are not replayed: they are in the log
-	// already, ahead of anything replayed.
-	done := func(id wire.OpID) bool { return r.Replica.Applied(id) || r.Logged(id) }
+	// already, ahead of anything replayed. Nor are those whose records
+	// may have outlived them (see outlived).
+	done := func(id wire.OpID) bool {
+		return r.Replica.Applied(id) || r.Logged(id) || r.outlived(id.Session, rec.pooledAt[id])
+	}
 	r.recovery = nil
 	for _, e := range replayOrder(lists, done, threshold, f/2) {
 		r.replay(&wire.Request{Op: e.Op, PrevWeak: e.PrevWeak})

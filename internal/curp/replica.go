@@ -83,9 +83,11 @@ type Replica struct {
 	forgotBelow map[uint64]uint64
 	// staleTicks, sinceSweep: see sweepStale. staleForwarded counts the
 	// stale records sent to the leader, staleLogged those the leader
-	// logged.
-	staleTicks, sinceSweep      int
-	staleForwarded, staleLogged uint64
+	// logged, staleOutlived those given up as possibly outliving their
+	// operation (see outlived); heldOutlived counts the weak writes the
+	// leader stopped holding requests behind (releaseOutlived).
+	staleTicks, sinceSweep                                   int
+	staleForwarded, staleLogged, staleOutlived, heldOutlived uint64
 }
 
 // Queued is a client's request that waited, with the client to answer.
@@ -106,6 +108,7 @@ func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
 		recordsInLog: cfg.Records != nil && !opts.WeakPath.LeaderPools,
 		// A restarted witness is complete if its records survived.
 		wit: newWitnesses(cfg.Rand.Uint64(), !base.Restarted() || cfg.Records != nil || broken.trustRestarted)}
+	r.pool.SetClock(base.Store().Clock()) // loaded records are not applied in this state
 	if err := r.loadRecords(); err != nil {
 		return nil, fmt.Errorf("replica %d: witness records: %w", cfg.ID, err)
 	}
@@ -159,8 +162,8 @@ func (r *Replica) Deliver(from wire.NodeID, m wire.Message) {
 	switch m := m.(type) {
 	case *wire.Raft:
 		r.StepRaft(from, m)
-	case *wire.Request:
-		r.collect(m) // a peer's stale record
+	case *wire.StaleRecord:
+		r.collect(m)
 	case *wire.Recover:
 		r.onRecover(from, m)
 	case *wire.RecoverReply:
@@ -245,12 +248,18 @@ func (r *Replica) leaderChanged(leading bool) {
 	r.requeueWaiting() // to be served as a witness now
 }
 
-// restored drops records of operations the snapshot already holds.
+// restored drops records of operations the snapshot already holds, and
+// those that may have outlived their operation (see outlived): the
+// snapshot may hold it applied and its session forgotten since.
 func (r *Replica) restored() {
 	var applied []wire.OpID
 	r.pool.Each(func(rec *witness.Record) {
-		if r.Replica.Applied(rec.Op.ID) {
+		switch {
+		case r.Replica.Applied(rec.Op.ID):
 			applied = append(applied, rec.Op.ID)
+		case r.outlived(rec.Op.ID.Session, rec.PooledAt):
+			applied = append(applied, rec.Op.ID)
+			r.staleOutlived++
 		}
 	})
 	for _, id := range applied {

@@ -61,6 +61,9 @@ type Store struct {
 	digest uint64
 	// expired counts the sessions this store forgot since it was built.
 	expired uint64
+	// expireAfter is the expiry of the last clock entry applied since the
+	// store was built or restored; 0 before one.
+	expireAfter uint64
 }
 
 // New returns an empty store.
@@ -170,9 +173,10 @@ func (s *Store) Skip(slot uint64) { s.applied = slot }
 // or more is forgotten, results and all. An operation of a forgotten
 // session that arrives later opens it again, as a new session's would: a
 // retry of one it had applied would take effect twice, so the expiry must
-// be far longer than a client goes on retrying an operation and than any
-// replica holds one back (a witness's stale record, a replica cut off).
-// Zero expireAfter forgets nothing.
+// be far longer than a client goes on retrying an operation. A replica may
+// hold one back for longer (a witness's record, on a replica down or cut
+// off): CURP gives such records up rather than log them (see its
+// outlived). Zero expireAfter forgets nothing.
 //
 // Every replica applies the same clock entries at the same slots, so every
 // replica forgets the same sessions at the same slot and their session
@@ -180,6 +184,7 @@ func (s *Store) Skip(slot uint64) { s.applied = slot }
 func (s *Store) Tick(slot, now, expireAfter uint64) {
 	s.applied = slot
 	s.clock = max(s.clock, now)
+	s.expireAfter = expireAfter
 	if expireAfter == 0 || s.clock < expireAfter {
 		return
 	}
@@ -199,6 +204,14 @@ func (s *Store) Expired() uint64 { return s.expired }
 // Clock returns the log's clock: the latest time, in the leader's ticks,
 // of the clock entries applied.
 func (s *Store) Clock() uint64 { return s.clock }
+
+// ExpireAfter returns the session expiry of the last clock entry applied
+// since the store was built or restored, 0 before one.
+func (s *Store) ExpireAfter() uint64 { return s.expireAfter }
+
+// HasSession reports whether the session table holds the session: it
+// applied an operation within the expiry.
+func (s *Store) HasSession(id uint64) bool { _, ok := s.sessions[id]; return ok }
 
 func (s *Store) execute(slot uint64, op *wire.Op) Result {
 	switch op.Kind {

@@ -66,6 +66,12 @@ func describe(m wire.Message) string {
 		return s
 	case *wire.EPaxos:
 		return describeEPaxos(m)
+	case *wire.StaleRecord:
+		s := "stale-record " + describeOp(m.Op.ID, &m.Op)
+		if m.PrevWeak != 0 {
+			s += fmt.Sprintf(" after #%d", m.PrevWeak)
+		}
+		return s
 	}
 	return m.Type().String()
 }

@@ -74,3 +74,13 @@ func (r *Replica) followClock() {
 		r.ticks = r.store.Clock()
 	}
 }
+
+// SessionExpiry returns the session expiry in force, in ticks: the last
+// clock entry's, or this replica's own setting before it applied one since
+// it started or installed a snapshot; 0 if sessions never expire.
+func (r *Replica) SessionExpiry() uint64 {
+	if e := r.store.ExpireAfter(); e != 0 {
+		return e
+	}
+	return r.expireAfter
+}

@@ -98,6 +98,11 @@ func Decode(b []byte) (Message, error) {
 		e := new(EPaxos)
 		e.decode(&d)
 		m = e
+	case TypeStaleRecord:
+		s := new(StaleRecord)
+		d.op(&s.Op)
+		s.PrevWeak, s.PooledAt = d.uvarint(), d.uvarint()
+		m = s
 	default:
 		return nil, fmt.Errorf("wire: unknown message type %d", b[0])
 	}
@@ -481,7 +486,18 @@ func (r *RecoverReply) appendPayload(b []byte) []byte {
 		b = binary.AppendUvarint(b, p)
 	}
 	b = binary.AppendUvarint(b, r.Incarnation)
-	return appendBool(b, r.Complete)
+	b = appendBool(b, r.Complete)
+	b = binary.AppendUvarint(b, uint64(len(r.PooledAt)))
+	for _, c := range r.PooledAt {
+		b = binary.AppendUvarint(b, c)
+	}
+	return b
+}
+
+func (s *StaleRecord) appendPayload(b []byte) []byte {
+	b = appendOp(b, &s.Op)
+	b = binary.AppendUvarint(b, s.PrevWeak)
+	return binary.AppendUvarint(b, s.PooledAt)
 }
 
 func (s *WitnessSync) appendPayload(b []byte) []byte {
@@ -516,4 +532,14 @@ func (r *RecoverReply) decode(d *decoder) {
 	}
 	r.Incarnation = d.uvarint()
 	r.Complete = d.bool()
+	if n := d.count(1); n > 0 {
+		if n != len(r.Ops) {
+			d.fail(fmt.Errorf("wire: %d pooled-at clocks for %d ops", n, len(r.Ops)))
+			return
+		}
+		r.PooledAt = make([]uint64, n)
+		for i := range r.PooledAt {
+			r.PooledAt[i] = d.uvarint()
+		}
+	}
 }

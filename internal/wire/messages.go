@@ -20,6 +20,7 @@ const (
 	TypeWitnessSyncReply
 	TypeClock
 	TypeEPaxos
+	TypeStaleRecord
 )
 
 func (t Type) String() string {
@@ -44,6 +45,8 @@ func (t Type) String() string {
 		return "clock"
 	case TypeEPaxos:
 		return "epaxos"
+	case TypeStaleRecord:
+		return "stale-record"
 	}
 	return fmt.Sprintf("type(%d)", uint8(t))
 }
@@ -273,6 +276,24 @@ type RecoverReply struct {
 	// witness that restarted lost its records and is not complete until a
 	// leader committed everything it could have acknowledged before.
 	Complete bool
+	// PooledAt, when not empty, holds for each of Ops the log's clock at
+	// which the witness pooled it (see StaleRecord.PooledAt).
+	PooledAt []uint64
+}
+
+// StaleRecord is a witness record a replica has held long enough to hand
+// to the leader, which logs its operation unless it is logged or applied
+// already (CURP's stale records).
+type StaleRecord struct {
+	Op Op
+	// PrevWeak is the session's weak write before Op (Request.PrevWeak).
+	PrevWeak uint64
+	// PooledAt is the log's clock of a state of the witness that had not
+	// applied Op: were Op applied after all, it was at that clock or later,
+	// and its session cannot have expired before PooledAt plus the expiry.
+	// It lets the leader tell a record it may log from one that may have
+	// outlived its operation.
+	PooledAt uint64
 }
 
 // WitnessSync tells the leader which run of a witness is up and whether its
@@ -308,6 +329,7 @@ func (*Clock) Type() Type            { return TypeClock }
 func (*WitnessSync) Type() Type      { return TypeWitnessSync }
 func (*WitnessSyncReply) Type() Type { return TypeWitnessSyncReply }
 func (*RecoverReply) Type() Type     { return TypeRecoverReply }
+func (*StaleRecord) Type() Type      { return TypeStaleRecord }
 func (*Hello) Type() Type            { return TypeHello }
 func (*Raft) Type() Type             { return TypeRaft }
 func (*Request) Type() Type          { return TypeRequest }

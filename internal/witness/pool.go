@@ -31,6 +31,12 @@ type Record struct {
 	// that round makes it durable (see Durable); 0 for records pooled
 	// before the first round, loaded from the disk.
 	Round uint64
+	// PooledAt is the pool's clock (SetClock) when the record arrived:
+	// the log's clock of a state of this replica that had not applied the
+	// operation. Were the operation applied after all, it was at that
+	// clock or later, so its session cannot have expired since before
+	// PooledAt plus the expiry.
+	PooledAt uint64
 }
 
 // Pool holds unapplied operations. Not safe for concurrent use.
@@ -57,6 +63,8 @@ type Pool struct {
 	// round is the current round (EndRound); durable the last round whose
 	// write is done (Written).
 	round, durable uint64
+	// clock stamps new records' PooledAt (SetClock).
+	clock uint64
 }
 
 type sessionKey struct {
@@ -158,7 +166,7 @@ func (p *Pool) add(op *wire.Op, prevWeak uint64) (*Record, bool) {
 		return r, false
 	}
 	p.next++
-	r := &Record{Op: *op, PrevWeak: prevWeak, Order: p.next, Added: p.ticks, Round: p.round}
+	r := &Record{Op: *op, PrevWeak: prevWeak, Order: p.next, Added: p.ticks, Round: p.round, PooledAt: p.clock}
 	p.byID[op.ID] = r
 	p.valueBytes += int64(len(op.Value))
 	p.byKey[op.Key] = append(p.byKey[op.Key], r)
@@ -173,6 +181,12 @@ func (p *Pool) add(op *wire.Op, prevWeak uint64) (*Record, bool) {
 
 // SetLog has every record added from now on appended to l.
 func (p *Pool) SetLog(l Log) { p.log = l }
+
+// SetClock moves the clock that stamps new records (Record.PooledAt)
+// forward to clock, the log's clock of the owner's applied state, which
+// has not applied the operations pooled from now on. It never moves back,
+// and may lag: a stamp only needs to be no later than the truth.
+func (p *Pool) SetClock(clock uint64) { p.clock = max(p.clock, clock) }
 
 // EndRound ends the owner's round: records added from now on are made
 // durable by the next round's write. The owner ends a round when it hands
