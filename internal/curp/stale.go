@@ -90,9 +90,9 @@ func (r *Replica) collect(s *wire.StaleRecord) {
 // others then applied, restarted more than an expiry later and caught up
 // from a snapshot, handed them to the leader as stale records, and old
 // writes overwrote newer ones: X1, seed 8273 of CURP-HO at N = 3.) So
-// such a record is given up. Until the clock is an expiry past it, a
-// session missing from the state had applied nothing since, so the
-// operation had not applied.
+// such a record is given up. Before the clock is an expiry past
+// pooledAt, a session missing from the state cannot have applied the
+// operation: it would still be in the table.
 //
 // What is given up is an operation that no leader logged for a whole
 // expiry (an hour by default): a strong operation's client has long

@@ -290,7 +290,8 @@ type StaleRecord struct {
 	PrevWeak uint64
 	// PooledAt is the log's clock of a state of the witness that had not
 	// applied Op: were Op applied after all, it was at that clock or later,
-	// and its session cannot have expired before PooledAt plus the expiry.
+	// and its session cannot have been forgotten before the clock reached
+	// PooledAt plus the expiry.
 	// It lets the leader tell a record it may log from one that may have
 	// outlived its operation.
 	PooledAt uint64

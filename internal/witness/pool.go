@@ -34,8 +34,8 @@ type Record struct {
 	// PooledAt is the pool's clock (SetClock) when the record arrived:
 	// the log's clock of a state of this replica that had not applied the
 	// operation. Were the operation applied after all, it was at that
-	// clock or later, so its session cannot have expired since before
-	// PooledAt plus the expiry.
+	// clock or later, so its session cannot have been forgotten before the
+	// clock reached PooledAt plus the expiry.
 	PooledAt uint64
 }
 
