@@ -376,6 +376,17 @@ func (g *orderGraph) choose(choices []depChoice) {
 			// a cycle that broke the required order.
 			before = !g.reaches(c.dep, c.write)
 		}
+		if g.reaches(c.dep, c.write) && g.reaches(c.write, c.read) {
+			// Either place would close a cycle: the orders drawn put the
+			// write after the dependency and before the read, so the read
+			// did not complete on the fast path with this dependency
+			// (long-mode seed 7355, CURP-HO, N = 5: a read of another
+			// session had completed on the fast path with the write as its
+			// dependency before an operation invoked ahead of this read in
+			// its own session). Placed after the read, the write broke
+			// that order.
+			continue
+		}
 		place(c, before)
 	}
 }
