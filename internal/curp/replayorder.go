@@ -354,7 +354,20 @@ func (g *orderGraph) choose(choices []depChoice) {
 		switch {
 		case certain.toRead.has(c.write):
 			before = true
-		case certain.fromRead.has(c.write) || certain.fromDep.has(c.write):
+		case certain.fromRead.has(c.write):
+		case certain.fromDep.has(c.write):
+			if g.reaches(c.write, c.read) {
+				// After the read would close a cycle too: the orders
+				// drawn put the write before the read, while the certain
+				// ones put it after the dependency. So the read did not
+				// complete on the fast path with this dependency, and no
+				// place is chosen (long-mode seed 7355, CURP-HO, N = 5: a
+				// read of another session had completed on the fast path
+				// with the write as its dependency before this read's
+				// session invoked an operation ahead of it; placed after
+				// this read, the write broke that order).
+				continue
+			}
 		case at[c.write] < at[c.dep]:
 			before = true
 		case at[c.write] > at[c.read]:
@@ -375,17 +388,6 @@ func (g *orderGraph) choose(choices []depChoice) {
 			// the same session), and placed before, the write would close
 			// a cycle that broke the required order.
 			before = !g.reaches(c.dep, c.write)
-		}
-		if g.reaches(c.dep, c.write) && g.reaches(c.write, c.read) {
-			// Either place would close a cycle: the orders drawn put the
-			// write after the dependency and before the read, so the read
-			// did not complete on the fast path with this dependency
-			// (long-mode seed 7355, CURP-HO, N = 5: a read of another
-			// session had completed on the fast path with the write as its
-			// dependency before an operation invoked ahead of this read in
-			// its own session). Placed after the read, the write broke
-			// that order.
-			continue
 		}
 		place(c, before)
 	}
