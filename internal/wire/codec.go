@@ -411,10 +411,7 @@ func (r *Reply) appendPayload(b []byte) []byte {
 	b = appendBytes(b, r.Value)
 	b = binary.AppendUvarint(b, r.Slot)
 	b = binary.AppendUvarint(b, r.Applied)
-	b = binary.AppendUvarint(b, uint64(len(r.Deps)))
-	for _, s := range r.Deps {
-		b = binary.AppendUvarint(b, s)
-	}
+	b = appendUvarintList(b, r.Deps)
 	b = binary.AppendUvarint(b, r.DepsApplied)
 	b = appendOpID(b, r.ReadDep)
 	b = binary.AppendUvarint(b, r.Incarnation)
@@ -481,15 +478,17 @@ func (r *RecoverReply) appendPayload(b []byte) []byte {
 	for i := range r.Ops {
 		b = appendOp(b, &r.Ops[i])
 	}
-	b = binary.AppendUvarint(b, uint64(len(r.PrevWeak)))
-	for _, p := range r.PrevWeak {
-		b = binary.AppendUvarint(b, p)
-	}
+	b = appendUvarintList(b, r.PrevWeak)
 	b = binary.AppendUvarint(b, r.Incarnation)
 	b = appendBool(b, r.Complete)
-	b = binary.AppendUvarint(b, uint64(len(r.PooledAt)))
-	for _, c := range r.PooledAt {
-		b = binary.AppendUvarint(b, c)
+	return appendUvarintList(b, r.PooledAt)
+}
+
+// appendUvarintList appends a list of numbers, its length first.
+func appendUvarintList(b []byte, vs []uint64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(vs)))
+	for _, v := range vs {
+		b = binary.AppendUvarint(b, v)
 	}
 	return b
 }
@@ -520,26 +519,26 @@ func (r *RecoverReply) decode(d *decoder) {
 			d.op(&r.Ops[i])
 		}
 	}
-	if n := d.count(1); n > 0 {
-		if n != len(r.Ops) {
-			d.fail(fmt.Errorf("wire: %d previous weak writes for %d ops", n, len(r.Ops)))
-			return
-		}
-		r.PrevWeak = make([]uint64, n)
-		for i := range r.PrevWeak {
-			r.PrevWeak[i] = d.uvarint()
-		}
-	}
+	r.PrevWeak = d.perOp(len(r.Ops), "previous weak writes")
 	r.Incarnation = d.uvarint()
 	r.Complete = d.bool()
-	if n := d.count(1); n > 0 {
-		if n != len(r.Ops) {
-			d.fail(fmt.Errorf("wire: %d pooled-at clocks for %d ops", n, len(r.Ops)))
-			return
-		}
-		r.PooledAt = make([]uint64, n)
-		for i := range r.PooledAt {
-			r.PooledAt[i] = d.uvarint()
-		}
+	r.PooledAt = d.perOp(len(r.Ops), "pooled-at clocks")
+}
+
+// perOp decodes a list that is either empty (nil) or holds one number for
+// each of ops operations; what names its numbers in the error otherwise.
+func (d *decoder) perOp(ops int, what string) []uint64 {
+	n := d.count(1)
+	if n == 0 {
+		return nil
 	}
+	if n != ops {
+		d.fail(fmt.Errorf("wire: %d %s for %d ops", n, what, ops))
+		return nil
+	}
+	vs := make([]uint64, n)
+	for i := range vs {
+		vs[i] = d.uvarint()
+	}
+	return vs
 }
