@@ -25,19 +25,7 @@ import (
 // leader as stale records 3 s later, and the leader would have applied
 // each a second time.
 func TestRestartDoesNotReviveRecordsOfExpiredSessions(t *testing.T) {
-	const expiry = 2 * time.Second
-	s, err := sim.New(sim.Config{
-		Seed: 1, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
-		BatchDelay: 200 * time.Microsecond, SessionExpiry: expiry,
-		NewReplica: func(cfg coreconfig.Config) (protocol.Replica, error) {
-			return curp.NewReplica(cfg, curp.Options{CompactEvery: 16, CompactKeep: 4, MemoryKeep: 8})
-		},
-		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) clientcore.Core {
-			return curpclient.New(curpclient.Config{ID: id, Replicas: replicas, RetryTicks: 20})
-		},
-	})
-	require.NoError(t, err)
-	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second))
+	s := expirySim(t, compacting)
 	leader := s.Leader()
 	var follower wire.NodeID
 	for _, r := range s.Replicas() {
@@ -47,7 +35,7 @@ func TestRestartDoesNotReviveRecordsOfExpiredSessions(t *testing.T) {
 	}
 	// Distinct keys: every write completes on the fast path, so every
 	// witness records it.
-	_, err = s.RunWorkload(sim.Workload{ClientSites: []uint32{0, 1, 2}, Sessions: 2, Ops: 10, Pipeline: 1,
+	_, err := s.RunWorkload(sim.Workload{ClientSites: []uint32{0, 1, 2}, Sessions: 2, Ops: 10, Pipeline: 1,
 		Keys: 1 << 20, WriteRatio: 1}, time.Minute)
 	require.NoError(t, err)
 	ok, _ := s.Converged(10 * time.Second)
@@ -97,19 +85,7 @@ func measure(r protocol.Replica, name string) int {
 // applied the first write a second time, over the second (X1 in the
 // checked simulation, seed 8273 of CURP-HO at N = 3).
 func TestRecordsDownPastTheExpiryAreNotLoggedAgain(t *testing.T) {
-	const expiry = 2 * time.Second
-	s, err := sim.New(sim.Config{
-		Seed: 1, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
-		BatchDelay: 200 * time.Microsecond, SessionExpiry: expiry,
-		NewReplica: func(cfg coreconfig.Config) (protocol.Replica, error) {
-			return curp.NewReplica(cfg, curp.Options{CompactEvery: 16, CompactKeep: 4, MemoryKeep: 8})
-		},
-		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) clientcore.Core {
-			return curpclient.New(curpclient.Config{ID: id, Replicas: replicas, RetryTicks: 20})
-		},
-	})
-	require.NoError(t, err)
-	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second))
+	s := expirySim(t, compacting)
 	leader := s.Leader()
 	var follower wire.NodeID
 	for _, r := range s.Replicas() {
@@ -160,19 +136,7 @@ func TestRecordsDownPastTheExpiryAreNotLoggedAgain(t *testing.T) {
 // second time). The leader holds such a request for a whole expiry, then
 // logs it.
 func TestRequestsHeldBehindAnExpiredSessionGoOn(t *testing.T) {
-	const expiry = 2 * time.Second
-	s, err := sim.New(sim.Config{
-		Seed: 1, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
-		BatchDelay: 200 * time.Microsecond, SessionExpiry: expiry,
-		NewReplica: func(cfg coreconfig.Config) (protocol.Replica, error) {
-			return curp.NewReplica(cfg, curp.Options{})
-		},
-		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) clientcore.Core {
-			return curpclient.New(curpclient.Config{ID: id, Replicas: replicas, RetryTicks: 20})
-		},
-	})
-	require.NoError(t, err)
-	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second))
+	s := expirySim(t, curp.Options{})
 	leader := s.Leader()
 	rep := func(id wire.NodeID) *curp.Replica { return s.Replica(id).(*curp.Replica) }
 	client := s.AddClient(0)
@@ -186,4 +150,30 @@ func TestRequestsHeldBehindAnExpiredSessionGoOn(t *testing.T) {
 		"still held after a whole expiry")
 	require.Zero(t, measure(rep(leader), curp.MetricHeldRequests))
 	require.Equal(t, 1, measure(rep(leader), curp.MetricHeldOutlived))
+}
+
+// expiry is the session expiry of expirySim's clusters.
+const expiry = 2 * time.Second
+
+// compacting has a replica compact its log every 16 entries, so that a
+// replica down or idle past the expiry catches up from a snapshot.
+var compacting = curp.Options{CompactEvery: 16, CompactKeep: 4, MemoryKeep: 8}
+
+// expirySim starts three CURP replicas, 5 ms apart one way, whose sessions
+// expire after expiry, and runs it until one leads.
+func expirySim(t *testing.T, opts curp.Options) *sim.Sim {
+	t.Helper()
+	s, err := sim.New(sim.Config{
+		Seed: 1, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
+		BatchDelay: 200 * time.Microsecond, SessionExpiry: expiry,
+		NewReplica: func(cfg coreconfig.Config) (protocol.Replica, error) {
+			return curp.NewReplica(cfg, opts)
+		},
+		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) clientcore.Core {
+			return curpclient.New(curpclient.Config{ID: id, Replicas: replicas, RetryTicks: 20})
+		},
+	})
+	require.NoError(t, err)
+	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second))
+	return s
 }
