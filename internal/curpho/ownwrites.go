@@ -23,17 +23,32 @@ import (
 // it has applied those (Request.ReadAfter), or it would go back in time
 // (W2). They are logged ahead of the strong read that returned them, so
 // they commit.
+//
+// The session table knows an applied write only while its session lives:
+// once that session expired, its writes are unknown here for good, and a
+// read waiting to see them applied waited for ever. Each was logged ahead
+// of the strong read that returned it, and the client keeps a speculative
+// floor at or after that read while it names them (weakpath.Floors), so an
+// applied state that holds the floor's entry holds them too; where the
+// floor was lost, the gate says so and the client asks the leader.
 
 // readable reports whether a weak read may go on to the floor gate: the
 // replica holds the session's earlier weak writes and has applied the
 // writes it read on the fast path.
 func (x *Replica) readable(req *wire.Request) bool {
+	return x.readDepsApplied(req) && x.sessionWritesHere(req)
+}
+
+// readDepsApplied reports whether the replica has applied the other
+// sessions' writes req's session read on the fast path: the session table
+// knows them, or the read's speculative floor is settled here.
+func (x *Replica) readDepsApplied(req *wire.Request) bool {
 	for _, id := range req.ReadAfter {
 		if _, outcome := x.Store().Lookup(id); outcome == kvstore.Unknown {
-			return false
+			return x.reads.SpecSettled(x, req)
 		}
 	}
-	return x.sessionWritesHere(req)
+	return true
 }
 
 // sessionWritesHere reports whether this replica holds, pooled or applied,

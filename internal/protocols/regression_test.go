@@ -38,3 +38,17 @@ func TestReadChoiceSkipsAReadThatCannotHaveCompleted(t *testing.T) {
 	require.NoError(t, res.Err)
 	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
 }
+
+// TestReadsAfterAnExpiredSessionsWriteGoOn replays the long mode's seed
+// that found it (CURP-HO, N = 5, seed 1941 under power cuts, sessions
+// expiring after 1.86 s): a session read another session's weak write on
+// the fast path, both idled past the expiry, and the reader's next weak
+// reads, naming that write (Request.ReadAfter), waited for ever at every
+// replica: the session table, having forgotten the writer's session, no
+// longer knew the write was applied. A replica whose applied state holds
+// the read's speculative floor now knows it applied the write.
+func TestReadsAfterAnExpiredSessionsWriteGoOn(t *testing.T) {
+	res := checkedRun(t, "curp-ho", 5, 1941, mutation{faults: true, swarm: true, powerCuts: true})
+	require.NoError(t, res.Err)
+	require.True(t, res.Clean(), "%v\nfaults:\n%s", res.Violations, res.faults)
+}

@@ -155,6 +155,21 @@ func (t *Gate) Check(log Log, req *wire.Request) Verdict {
 	return Wait
 }
 
+// SpecSettled reports whether req's speculative floor is settled here: the
+// applied state holds the log up to that very entry, or the gate finds it
+// lost (Check answers Lost). Either way nothing logged before the floor is
+// still to come: it is applied, or the read goes to the leader.
+func (t *Gate) SpecSettled(log Log, req *wire.Request) bool {
+	spec := req.SpecFloor
+	if spec.IsZero() {
+		return false
+	}
+	if spec.Index <= log.AppliedIndex() && t.holds(log, spec) {
+		return true
+	}
+	return t.Check(log, req) == Lost
+}
+
 // holds reports whether the log holds the entry at pos, and the gate has
 // seen it appended (the log may hold entries a step has yet to report).
 func (t *Gate) holds(log Log, pos wire.Position) bool {

@@ -111,6 +111,23 @@ func TestSpeculativeFloorWaitsForWritesBeforeIt(t *testing.T) {
 // keeping a transaction under its operation's key: a weak read served
 // past its session's own transaction missed its write (W1, CURP-HT and
 // CURP-HO).
+// TestSpecSettledNeedsTheEntryApplied: everything logged before a
+// speculative floor is applied once the applied state holds that very
+// entry; held but not applied, or held with another term, it is not (the
+// latter is lost, which settles it too: the read goes to the leader).
+func TestSpecSettledNeedsTheEntryApplied(t *testing.T) {
+	l := &fakeLog{terms: []uint64{1, 2, 2, 2}, committed: 2, applied: 2}
+	g := New()
+	appendAll(g, l)
+	at := wire.Position{Term: 2, Index: 4}
+	require.False(t, g.SpecSettled(l, read(2, 0, wire.Position{})), "no floor")
+	require.False(t, g.SpecSettled(l, read(2, 0, at)), "held, not applied")
+	l.committed, l.applied = 4, 4
+	require.True(t, g.SpecSettled(l, read(2, 0, at)))
+	require.True(t, g.SpecSettled(l, read(2, 0, wire.Position{Term: 1, Index: 3})), "lost")
+	require.False(t, g.SpecSettled(l, read(2, 0, wire.Position{Term: 2, Index: 6})), "ahead of the log")
+}
+
 func TestTransactionsWriteEveryKey(t *testing.T) {
 	l := &fakeLog{terms: []uint64{1, 1}, committed: 2, applied: 2}
 	g := New()

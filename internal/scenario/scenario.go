@@ -142,11 +142,12 @@ func float(s string) float64 {
 }
 
 // cluster protocol=P [replicas=3] [seed=1] [delay=25ms] [jitter=0s]
-// [batch=200us] [disk=1ms] [rounds=WINDOW] [warm=true] [volatile]
-// [ack-on-log] starts a cluster, runs it until every replica knows its
-// first leader and (unless warm=false) completes one strong write
-// unprinted. With ack-on-log the leader answers weak writes once it logged
-// them (protocols.Protocol.AckingOnLog), and check checks what that claims.
+// [batch=200us] [disk=1ms] [rounds=WINDOW] [expiry=0s] [warm=true]
+// [volatile] [ack-on-log] starts a cluster, runs it until every replica
+// knows its first leader and (unless warm=false) completes one strong
+// write unprinted. With expiry the replicas forget a session idle that
+// long. With ack-on-log the leader answers weak writes once it logged them
+// (protocols.Protocol.AckingOnLog), and check checks what that claims.
 func (e *env) cluster(d *datadriven.TestData) {
 	e.protocol = arg(d, "protocol", "curp")
 	p, err := protocols.Lookup(e.protocol)
@@ -163,6 +164,7 @@ func (e *env) cluster(d *datadriven.TestData) {
 		BatchDelay:        duration(arg(d, "batch", "200us")),
 		DiskLatency:       duration(arg(d, "disk", "1ms")),
 		VolatileWitnesses: slices.Contains(positional(d), "volatile"),
+		SessionExpiry:     duration(arg(d, "expiry", "0s")),
 		Network: sim.Network{OneWay: sim.UniformWAN(n, duration(arg(d, "delay", "25ms"))),
 			Jitter: duration(arg(d, "jitter", "0s"))},
 		NewReplica: func(cfg coreconfig.Config) (protocol.Replica, error) {

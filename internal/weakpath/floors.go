@@ -65,14 +65,18 @@ func (f Floors) ObserveState(session, applied uint64) {
 // slot. An operation invoked after the outstanding speculative position was
 // observed is logged after everything that position stands for (a new
 // leader replays the old one's fast-path operations before it logs anything
-// new), so its slot then covers the position, which is dropped.
+// new), so its slot then covers the position, which is dropped. It is kept
+// while the session still names a write it read early: a replica that no
+// longer knows that write (its session expired) finds it applied by the
+// position (see curpho's readable), and a read completed after the newest
+// position was observed may name one the commit does not cover.
 func (f Floors) ObserveCommitted(id wire.OpID, slot uint64) {
 	fl := f.of(id.Session)
 	fl.Committed = max(fl.Committed, slot)
-	if id.Seq > fl.specCover {
+	fl.readAfter = slices.DeleteFunc(fl.readAfter, func(d readDep) bool { return id.Seq > d.cover })
+	if id.Seq > fl.specCover && len(fl.readAfter) == 0 {
 		fl.Spec = wire.Position{}
 	}
-	fl.readAfter = slices.DeleteFunc(fl.readAfter, func(d readDep) bool { return id.Seq > d.cover })
 }
 
 // ObserveReadDep notes that the session read another session's write

@@ -81,3 +81,29 @@ func TestFloorsKeepWritesReadEarlyUntilCovered(t *testing.T) {
 	f.ObserveCommitted(wire.OpID{Session: 1, Seq: 3}, 90)
 	require.Empty(t, stamped(f, 1).ReadAfter, "an operation issued after the read committed after it")
 }
+
+// TestSpeculationStaysWhileAWriteReadEarlyIsNamed: a read completed on the
+// fast path after a newer position was observed names a write the newer
+// position's commit cover does not reach. The position stays as long as
+// the write is named: a replica that no longer knows the write (its
+// session expired) finds it applied by the position.
+func TestSpeculationStaysWhileAWriteReadEarlyIsNamed(t *testing.T) {
+	f := make(Floors)
+	w := wire.OpID{Session: 9, Seq: 4}
+	f.Issued(wire.OpID{Session: 1, Seq: 1})
+	f.ObserveSpeculative(1, wire.Position{Term: 2, Index: 50})
+	f.Issued(wire.OpID{Session: 1, Seq: 2})
+	f.ObserveSpeculative(1, wire.Position{Term: 2, Index: 40}) // the read, older
+	f.ObserveReadDep(1, w)
+	f.Issued(wire.OpID{Session: 1, Seq: 3})
+
+	f.ObserveCommitted(wire.OpID{Session: 1, Seq: 2}, 60)
+	req := stamped(f, 1)
+	require.Equal(t, []wire.OpID{w}, req.ReadAfter, "operation 2 was issued before the read completed")
+	require.Equal(t, wire.Position{Term: 2, Index: 50}, req.SpecFloor, "dropped while the write is named")
+
+	f.ObserveCommitted(wire.OpID{Session: 1, Seq: 3}, 70)
+	req = stamped(f, 1)
+	require.Empty(t, req.ReadAfter)
+	require.Zero(t, req.SpecFloor)
+}
