@@ -49,6 +49,10 @@ type WeakPath struct {
 	// write conflicts, so a strong read behind a pending weak write waits
 	// for it (CURP-HT).
 	WeakWritesAreDeps bool
+	// OwnWritesByKey says the hybrid looks up a session's pooled writes on
+	// a key (CURP-HO's weak reads answer from them): the pool indexes them
+	// so (witness.Pool.IndexSessionKeys).
+	OwnWritesByKey bool
 }
 
 // Replica is a CURP replica core: the shared replicated state machine plus
@@ -108,6 +112,9 @@ func NewReplica(cfg coreconfig.Config, opts Options) (*Replica, error) {
 		recordsInLog: cfg.Records != nil && !opts.WeakPath.LeaderPools,
 		// A restarted witness is complete if its records survived.
 		wit: newWitnesses(cfg.Rand.Uint64(), !base.Restarted() || cfg.Records != nil || broken.trustRestarted)}
+	if opts.WeakPath.OwnWritesByKey {
+		r.pool.IndexSessionKeys()
+	}
 	r.pool.SetClock(base.Store().Clock()) // loaded records are not applied in this state
 	if err := r.loadRecords(); err != nil {
 		return nil, fmt.Errorf("replica %d: witness records: %w", cfg.ID, err)

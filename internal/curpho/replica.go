@@ -47,11 +47,12 @@ type heldRequest struct {
 }
 
 // weakPath is what the CURP library is told of CURP-HO's weak path: the
-// leader pools weak writes as they arrive, before it can log them; and
-// pooled weak writes are reported as dependencies, not conflicts. (A
-// strong read's reply that names them waits for their records to be
-// durable: see curp.Replica.ReplyTo.)
-var weakPath = curp.WeakPath{Serve: true, LeaderPools: true, WeakWritesAreDeps: true}
+// leader pools weak writes as they arrive, before it can log them; pooled
+// weak writes are reported as dependencies, not conflicts (a strong read's
+// reply that names them waits for their records to be durable: see
+// curp.Replica.ReplyTo); and weak reads look up their session's pooled
+// writes on their key.
+var weakPath = curp.WeakPath{Serve: true, LeaderPools: true, WeakWritesAreDeps: true, OwnWritesByKey: true}
 
 // NewReplica builds a CURP-HO replica core.
 func NewReplica(cfg coreconfig.Config, opts curp.Options) (*Replica, error) {

@@ -46,9 +46,12 @@ type Pool struct {
 	// bySession holds each session's records: a slice, not a map, as a
 	// CURP-HO replica walks a session's records for every reply it sends.
 	bySession map[uint64][]*Record
-	// bySessionKey holds each session's records per key: a CURP-HO weak
-	// read looks for its session's own writes on its key, which byKey
-	// would make it find among every session's.
+	// bySessionKey, when kept (IndexSessionKeys), holds each session's
+	// records per key: a CURP-HO weak read looks for its session's own
+	// writes on its key, which byKey would make it find among every
+	// session's, and bySession among all of its session's, thousands when
+	// nothing commits for a while. Other protocols do without: it cost a
+	// CURP replica a map insertion, a deletion and an allocation per record.
 	bySessionKey map[sessionKey][]*Record
 	// txns holds the pooled transactions, which conflict with every
 	// operation whatever its key.
@@ -75,11 +78,19 @@ type sessionKey struct {
 // New returns an empty pool.
 func New() *Pool {
 	return &Pool{
-		byKey:        make(map[string][]*Record),
-		byID:         make(map[wire.OpID]*Record),
-		bySession:    make(map[uint64][]*Record),
-		bySessionKey: make(map[sessionKey][]*Record),
+		byKey:     make(map[string][]*Record),
+		byID:      make(map[wire.OpID]*Record),
+		bySession: make(map[uint64][]*Record),
 	}
+}
+
+// IndexSessionKeys has the pool index each session's records by key, for
+// SessionKey. It is called on an empty pool.
+func (p *Pool) IndexSessionKeys() {
+	if len(p.byID) > 0 {
+		panic("witness: IndexSessionKeys on a pool holding records")
+	}
+	p.bySessionKey = make(map[sessionKey][]*Record)
 }
 
 // Len returns the number of pooled operations.
@@ -171,8 +182,10 @@ func (p *Pool) add(op *wire.Op, prevWeak uint64) (*Record, bool) {
 	p.valueBytes += int64(len(op.Value))
 	p.byKey[op.Key] = append(p.byKey[op.Key], r)
 	p.bySession[op.ID.Session] = append(p.bySession[op.ID.Session], r)
-	sk := sessionKey{op.ID.Session, op.Key}
-	p.bySessionKey[sk] = append(p.bySessionKey[sk], r)
+	if p.bySessionKey != nil {
+		sk := sessionKey{op.ID.Session, op.Key}
+		p.bySessionKey[sk] = append(p.bySessionKey[sk], r)
+	}
 	if op.Kind == wire.Txn {
 		p.txns = append(p.txns, r)
 	}
@@ -220,11 +233,13 @@ func (p *Pool) Remove(id wire.OpID) bool {
 	if r.Op.Kind == wire.Txn {
 		p.txns = removeRecord(p.txns, r)
 	}
-	sk := sessionKey{id.Session, r.Op.Key}
-	if rs := removeRecord(p.bySessionKey[sk], r); len(rs) == 0 {
-		delete(p.bySessionKey, sk)
-	} else {
-		p.bySessionKey[sk] = rs
+	if p.bySessionKey != nil {
+		sk := sessionKey{id.Session, r.Op.Key}
+		if rs := removeRecord(p.bySessionKey[sk], r); len(rs) == 0 {
+			delete(p.bySessionKey, sk)
+		} else {
+			p.bySessionKey[sk] = rs
+		}
 	}
 	return true
 }
@@ -252,8 +267,16 @@ func (p *Pool) Session(session uint64, fn func(*Record)) {
 }
 
 // SessionKey calls fn for each pooled operation of a session on key (in no
-// order).
+// order). Without IndexSessionKeys it looks through all of the session's.
 func (p *Pool) SessionKey(session uint64, key string, fn func(*Record)) {
+	if p.bySessionKey == nil {
+		for _, r := range p.bySession[session] {
+			if r.Op.Key == key {
+				fn(r)
+			}
+		}
+		return
+	}
 	for _, r := range p.bySessionKey[sessionKey{session, key}] {
 		fn(r)
 	}

@@ -52,24 +52,36 @@ func TestLatestAndRemove(t *testing.T) {
 	require.Same(t, p.Get(wire.OpID{Session: 1, Seq: 2}), p.Add(op(1, 2, 6, wire.Put), 0), "adding twice keeps one record")
 }
 
+// TestSessionKeyListsOnlyTheSessionsRecordsOnTheKey, with the index by
+// session and key and without it (a pool that looks through the session's
+// records instead).
 func TestSessionKeyListsOnlyTheSessionsRecordsOnTheKey(t *testing.T) {
-	p := New()
-	p.Add(op(1, 1, 5, wire.Put), 0)
-	p.Add(op(1, 2, 6, wire.Put), 1)
-	p.Add(op(2, 1, 5, wire.Put), 0)
-	p.Add(op(1, 3, 5, wire.Put), 2)
-	ids := func(session, key uint64) []wire.OpID {
-		var out []wire.OpID
-		p.SessionKey(session, strconv.FormatUint(key, 10), func(r *Record) { out = append(out, r.Op.ID) })
-		return out
+	for _, indexed := range []bool{true, false} {
+		p := New()
+		if indexed {
+			p.IndexSessionKeys()
+		}
+		p.Add(op(1, 1, 5, wire.Put), 0)
+		p.Add(op(1, 2, 6, wire.Put), 1)
+		p.Add(op(2, 1, 5, wire.Put), 0)
+		p.Add(op(1, 3, 5, wire.Put), 2)
+		ids := func(session, key uint64) []wire.OpID {
+			var out []wire.OpID
+			p.SessionKey(session, strconv.FormatUint(key, 10), func(r *Record) { out = append(out, r.Op.ID) })
+			return out
+		}
+		require.ElementsMatch(t, []wire.OpID{{Session: 1, Seq: 1}, {Session: 1, Seq: 3}}, ids(1, 5), "indexed %v", indexed)
+		require.Equal(t, []wire.OpID{{Session: 2, Seq: 1}}, ids(2, 5))
+		require.True(t, p.Remove(wire.OpID{Session: 1, Seq: 1}))
+		require.Equal(t, []wire.OpID{{Session: 1, Seq: 3}}, ids(1, 5))
+		require.True(t, p.Remove(wire.OpID{Session: 1, Seq: 3}))
+		require.Empty(t, ids(1, 5))
+		if indexed {
+			require.Len(t, p.bySessionKey, 2, "an emptied list leaves the index")
+		} else {
+			require.Nil(t, p.bySessionKey)
+		}
 	}
-	require.ElementsMatch(t, []wire.OpID{{Session: 1, Seq: 1}, {Session: 1, Seq: 3}}, ids(1, 5))
-	require.Equal(t, []wire.OpID{{Session: 2, Seq: 1}}, ids(2, 5))
-	require.True(t, p.Remove(wire.OpID{Session: 1, Seq: 1}))
-	require.Equal(t, []wire.OpID{{Session: 1, Seq: 3}}, ids(1, 5))
-	require.True(t, p.Remove(wire.OpID{Session: 1, Seq: 3}))
-	require.Empty(t, ids(1, 5))
-	require.Len(t, p.bySessionKey, 2, "an emptied list leaves the index")
 }
 
 func TestPoolValueBytesFollowsAddAndRemove(t *testing.T) {
