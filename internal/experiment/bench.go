@@ -44,6 +44,13 @@ func (b BenchRunner) Run(ctx context.Context, j Job) (Result, error) {
 	if b.Check {
 		opts.HistoryPath = filepath.Join(j.Dir, "history")
 	}
+	// What the point's directory holds is an earlier attempt's, cut short
+	// before it could clean up (the experiment killed): its replicas' data
+	// would have this run start from that cluster's log and state. The
+	// point's result, once there is one, is kept elsewhere (results/).
+	if err := os.RemoveAll(j.Dir); err != nil {
+		return Result{}, err
+	}
 	// Against an external cluster the benchmark makes no directory of its
 	// own for the history to go in.
 	if err := os.MkdirAll(j.Dir, 0o755); err != nil {

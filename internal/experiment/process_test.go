@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -97,5 +98,39 @@ func TestExternalCluster(t *testing.T) {
 	require.Zero(t, res.Failed)
 	for _, p := range procs.List() {
 		require.True(t, p.Running(), "the external cluster's replicas kept running")
+	}
+}
+
+// TestRunStartsAfreshAfterACutAttempt: an attempt at a point that was cut
+// short without cleaning up (the experiment killed) leaves its replicas'
+// data directories and logs in the point's directory. Resumed, the point
+// used to start its replicas from that data, an earlier cluster's log and
+// state (two points of an evaluation ran on a store preloaded twice); it
+// now starts from nothing, as every other run does.
+func TestRunStartsAfreshAfterACutAttempt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	bin, err := binary()
+	require.NoError(t, err)
+	s, err := Lookup("t-property")
+	require.NoError(t, err)
+	o := Options{Base: config.Default(), Overlay: shortRuns, Quick: true}
+	j := s.job(Point{Protocol: "raft-ht", Value: 0, Run: 1}, o, t.TempDir())
+	// What the cut attempt left: a data directory per replica holding no
+	// state a replica can start from, and a log.
+	for id := 1; id <= 3; id++ {
+		data := filepath.Join(j.Dir, "logs", "data", "replica-"+strconv.Itoa(id))
+		require.NoError(t, os.MkdirAll(data, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(j.Dir, "logs", "replica-"+strconv.Itoa(id)+".log"),
+			[]byte("replica from the cut attempt\n"), 0o644))
+	}
+	res, err := BenchRunner{Binary: bin, Check: true, Build: "test"}.Run(context.Background(), j)
+	require.NoError(t, err)
+	require.Empty(t, res.Violation)
+	require.NotZero(t, res.Report.Ops)
+	for id := 1; id <= 3; id++ {
+		log := readFile(t, filepath.Join(j.Dir, "logs", "replica-"+strconv.Itoa(id)+".log"))
+		require.NotContains(t, log, "cut attempt", "replica %d's log goes on from the cut attempt's", id)
 	}
 }
