@@ -104,13 +104,6 @@ func TestSpeculativeFloorWaitsForWritesBeforeIt(t *testing.T) {
 	require.Equal(t, Serve, g.Check(l, read(2, 0, wire.Position{Term: 2, Index: 4})))
 }
 
-// TestTransactionsWriteEveryKey: a transaction may write any key, whatever
-// its operation's key (a client leaves it empty), so a read behind an
-// unapplied one waits, on either floor, until it is applied, and a
-// replaced one counts no more. The checked simulation found the gate
-// keeping a transaction under its operation's key: a weak read served
-// past its session's own transaction missed its write (W1, CURP-HT and
-// CURP-HO).
 // TestSpecSettledNeedsTheEntryApplied: everything logged before a
 // speculative floor is applied once the applied state holds that very
 // entry; held but not applied, or held with another term, it is not (the
@@ -128,6 +121,13 @@ func TestSpecSettledNeedsTheEntryApplied(t *testing.T) {
 	require.False(t, g.SpecSettled(l, read(2, 0, wire.Position{Term: 2, Index: 6})), "ahead of the log")
 }
 
+// TestTransactionsWriteEveryKey: a transaction may write any key, whatever
+// its operation's key (a client leaves it empty), so a read behind an
+// unapplied one waits, on either floor, until it is applied, and a
+// replaced one counts no more. The checked simulation found the gate
+// keeping a transaction under its operation's key: a weak read served
+// past its session's own transaction missed its write (W1, CURP-HT and
+// CURP-HO).
 func TestTransactionsWriteEveryKey(t *testing.T) {
 	l := &fakeLog{terms: []uint64{1, 1}, committed: 2, applied: 2}
 	g := New()
