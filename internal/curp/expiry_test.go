@@ -6,10 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hybridkv/hybridkv/internal/clientcore"
-	"github.com/hybridkv/hybridkv/internal/coreconfig"
 	"github.com/hybridkv/hybridkv/internal/curp"
-	"github.com/hybridkv/hybridkv/internal/curpclient"
 	"github.com/hybridkv/hybridkv/internal/protocol"
 	"github.com/hybridkv/hybridkv/internal/sim"
 	"github.com/hybridkv/hybridkv/internal/wire"
@@ -162,18 +159,7 @@ var compacting = curp.Options{CompactEvery: 16, CompactKeep: 4, MemoryKeep: 8}
 // expirySim starts three CURP replicas, 5 ms apart one way, whose sessions
 // expire after expiry, and runs it until one leads.
 func expirySim(t *testing.T, opts curp.Options) *sim.Sim {
-	t.Helper()
-	s, err := sim.New(sim.Config{
-		Seed: 1, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
-		BatchDelay: 200 * time.Microsecond, SessionExpiry: expiry,
-		NewReplica: func(cfg coreconfig.Config) (protocol.Replica, error) {
-			return curp.NewReplica(cfg, opts)
-		},
-		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) clientcore.Core {
-			return curpclient.New(curpclient.Config{ID: id, Replicas: replicas, RetryTicks: 20})
-		},
-	})
-	require.NoError(t, err)
-	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second))
-	return s
+	cfg := simConfig(1, opts)
+	cfg.SessionExpiry = expiry
+	return startSim(t, cfg)
 }

@@ -77,8 +77,12 @@ func compactingSim(t *testing.T, seed, every uint64) *sim.Sim {
 // simWith starts three CURP replicas built with opts and waits for a
 // leader.
 func simWith(t *testing.T, seed uint64, opts curp.Options) *sim.Sim {
-	t.Helper()
-	s, err := sim.New(sim.Config{
+	return startSim(t, simConfig(seed, opts))
+}
+
+// simConfig is three CURP replicas built with opts, 5 ms apart one way.
+func simConfig(seed uint64, opts curp.Options) sim.Config {
+	return sim.Config{
 		Seed: seed, Replicas: 3, Network: sim.Network{OneWay: sim.UniformWAN(3, 5*time.Millisecond)},
 		BatchDelay: 200 * time.Microsecond,
 		NewReplica: func(cfg coreconfig.Config) (protocol.Replica, error) {
@@ -87,7 +91,14 @@ func simWith(t *testing.T, seed uint64, opts curp.Options) *sim.Sim {
 		NewClient: func(id wire.NodeID, replicas []wire.NodeID, _ uint32) clientcore.Core {
 			return curpclient.New(curpclient.Config{ID: id, Replicas: replicas, RetryTicks: 20})
 		},
-	})
+	}
+}
+
+// startSim starts the simulation cfg describes and runs it until a
+// replica leads.
+func startSim(t *testing.T, cfg sim.Config) *sim.Sim {
+	t.Helper()
+	s, err := sim.New(cfg)
 	require.NoError(t, err)
 	require.True(t, s.RunUntil(func() bool { return s.Leader() != 0 }, 5*time.Second))
 	return s
